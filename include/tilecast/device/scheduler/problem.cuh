@@ -1,0 +1,52 @@
+// What a GEMM asks for, as the scheduler sees it: the gemm type, the sizes and the per-group data.
+// Plain data, valid on the host and on the device (group_data points to memory the reader can see:
+// device memory in a kernel, host memory in the CPU simulator).
+#pragma once
+
+#include "tilecast/device/common.cuh"
+
+namespace tilecast {
+
+enum class GemmType : uint32_t {
+  kNormal = 0,              // D[m, n] = A[m, k] * B[n, k]^T
+  kBatched = 1,             // num_groups independent problems of equal sizes
+  kMGroupedContiguous = 2,  // MoE: experts' rows concatenated along M, one B per expert
+  kMGroupedMasked = 3,      // MoE: a [num_groups, m, k] buffer, group_data[g] valid rows of expert g
+  kKGroupedContiguous = 4,  // weight gradients: groups concatenated along K, one D per group
+};
+
+// How an m-grouped contiguous problem says which expert owns which rows.
+enum class ContiguousLayout : uint32_t {
+  // group_data[row] = expert of the row, or -1 for a padding row. Each expert's run of rows starts
+  // on a multiple of kMGroupedRowAlignment, so a block of block_m <= that many rows never straddles
+  // two experts; a block whose first row is padding is skipped.
+  kRowIndex = 0,
+  // group_data[g] .. group_data[g + 1] are the rows of expert g (num_groups + 1 entries, the first
+  // one 0, non-decreasing): the "psum" layout. Any alignment; an expert may be empty.
+  kOffsets = 1,
+};
+
+// Expert runs in the kRowIndex layout start on multiples of this many rows.
+inline constexpr uint32_t kMGroupedRowAlignment = 128;
+
+struct GemmProblem {
+  GemmType type = GemmType::kNormal;
+  ContiguousLayout contiguous_layout = ContiguousLayout::kRowIndex;
+  // kNormal, kBatched: sizes of each problem. kMGroupedContiguous: m is the total rows.
+  // kMGroupedMasked: m is the rows each expert's buffer holds. kKGroupedContiguous: m and n of
+  // every group; k is the sum of the groups' K (their concatenation).
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t num_groups = 1;
+  // kMGroupedContiguous: see ContiguousLayout. kMGroupedMasked: valid rows per expert.
+  // kKGroupedContiguous: K of each group. Unused otherwise.
+  const int32_t* group_data = nullptr;
+};
+
+// Which gemm types keep one tile grid per group (the others have one grid for the whole problem).
+TC_HOST_DEVICE constexpr bool has_group_grids(const GemmProblem& p) {
+  return p.type == GemmType::kBatched || p.type == GemmType::kMGroupedMasked ||
+         p.type == GemmType::kKGroupedContiguous ||
+         (p.type == GemmType::kMGroupedContiguous && p.contiguous_layout == ContiguousLayout::kOffsets);
+}
+
+}  // namespace tilecast

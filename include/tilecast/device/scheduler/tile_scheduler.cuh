@@ -1,0 +1,215 @@
+// The cluster-aware persistent tile scheduler, one piece of logic for the kernel and the CPU
+// simulator (no intrinsics: group data is read through a plain pointer).
+//
+// Work is cut in three levels:
+//   tile    block_m x block_n outputs, computed by one CTA;
+//   cluster cluster.m x cluster.n tiles computed together by the CTAs of one cluster, which may
+//           share operands through TMA multicast;
+//   unit    unit_m x unit_n tiles (a whole number of clusters): what a cluster claims at once,
+//           by a static stride over units or from a global atomic counter. A cluster smaller
+//           than the unit walks its clusters one after another (steps), so that launches with
+//           different cluster shapes can split one problem between them.
+//
+// Every CTA of a cluster walks the same units and steps and runs the same number of k-steps in
+// each: a CTA whose tile falls outside the problem (or on padding rows, or in an empty expert)
+// still runs the k-steps as a phantom, loading and computing nothing, so that the empty barriers
+// of its peers get the same arrivals in every round (see pipeline/release.cuh). Multicast masks
+// name only live CTAs that truly share the operand tile.
+#pragma once
+
+#include "tilecast/device/common.cuh"
+#include "tilecast/device/scheduler/cluster.cuh"
+#include "tilecast/device/scheduler/problem.cuh"
+
+namespace tilecast {
+
+struct TileConfig {
+  uint32_t block_m = 128, block_n = 128, block_k = 64;
+  ClusterShape cluster{};
+  // The claimed unit, in tiles; multiples of the cluster shape. 0 means one cluster.
+  uint32_t unit_m = 0, unit_n = 0;
+  // Units per band along M in the L2-friendly order: a band of `swizzle` unit-rows is swept
+  // along N before the next band starts. 1 walks units row-major.
+  uint32_t swizzle = 1;
+  bool multicast_a = true;  // CTAs with the same rows may share A
+  bool multicast_b = true;  // CTAs with the same columns may share B
+
+  TC_HOST_DEVICE constexpr uint32_t unit_tiles_m() const { return unit_m ? unit_m : cluster.m; }
+  TC_HOST_DEVICE constexpr uint32_t unit_tiles_n() const { return unit_n ? unit_n : cluster.n; }
+  // Clusters (steps) per unit.
+  TC_HOST_DEVICE constexpr uint32_t steps_per_unit() const {
+    return (unit_tiles_m() / cluster.m) * (unit_tiles_n() / cluster.n);
+  }
+};
+
+// One group's tile grid.
+struct GroupGrid {
+  uint32_t group = 0;
+  uint32_t rows = 0;        // valid rows of the group
+  uint32_t row_base = 0;    // the group's first row in A's and D's row space (kOffsets); else 0
+  uint32_t k = 0;           // the group's K
+  uint32_t k_base = 0;      // the group's first K column (kKGroupedContiguous); else 0
+  uint32_t m_blocks = 0, n_blocks = 0;
+  uint32_t units_m = 0, units_n = 0;
+  uint32_t first_unit = 0;  // global index of the group's first unit
+  TC_HOST_DEVICE constexpr uint32_t units() const { return units_m * units_n; }
+};
+
+// What one CTA does in one step.
+struct TileWork {
+  bool valid = false;        // false: a phantom, it runs the k-steps and computes nothing
+  uint32_t group = 0;        // batch, expert or k-group (expert of the rows for kRowIndex)
+  uint32_t m_block = 0;      // block coordinates in the group's grid
+  uint32_t n_block = 0;
+  uint32_t row = 0;          // first row in A's and D's row space (group-local for 3-D layouts)
+  uint32_t rows = 0;         // rows that belong to this tile (<= block_m)
+  uint32_t col = 0;          // first column of D
+  uint32_t cols = 0;         // valid columns (<= block_n)
+  uint32_t k_begin = 0;      // first K column read
+  uint32_t k_end = 0;        // one past the last K column of the group
+  uint32_t num_k_steps = 0;  // the cluster's k-steps in this step: the same on all its CTAs
+  uint16_t a_mask = 0;       // cluster ranks that receive this CTA's A tile (self included)
+  uint16_t b_mask = 0;       // cluster ranks that receive this CTA's B tile (self included)
+  bool issue_a = false;      // this CTA issues the A load for a_mask (the lowest rank in it)
+  bool issue_b = false;
+};
+
+class TileScheduler {
+ public:
+  TC_HOST_DEVICE TileScheduler(const GemmProblem& problem, const TileConfig& config, uint32_t cta_rank)
+      : p_(problem), c_(config), rank_(cta_rank) {
+    valid_ = load_group(0, 0, 0);
+  }
+
+  // Moves to unit `unit`. Units must be visited in increasing order: the group scan only moves
+  // forward. Returns false when the problem has no such unit: the cluster's work is done.
+  TC_HOST_DEVICE bool seek(uint32_t unit) {
+    while (valid_ && unit >= grid_.first_unit + grid_.units()) {
+      valid_ = load_group(grid_.group + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
+    }
+    if (!valid_) return false;
+    unit_ = unit - grid_.first_unit;
+    return true;
+  }
+
+  TC_HOST_DEVICE constexpr uint32_t steps_per_unit() const { return c_.steps_per_unit(); }
+  TC_HOST_DEVICE const GroupGrid& grid() const { return grid_; }
+
+  // This CTA's work in step `step` of the current unit.
+  TC_HOST_DEVICE TileWork work(uint32_t step) const { return work_of(step, rank_); }
+
+  // The work of any CTA of the cluster in step `step`: each CTA can tell what its peers do.
+  TC_HOST_DEVICE TileWork work_of(uint32_t step, uint32_t rank) const {
+    const ClusterShape cs = c_.cluster;
+    uint32_t m0 = 0, n0 = 0;
+    cluster_origin(step, m0, n0);
+
+    TileWork w = tile_at(m0 + cs.offset_m(rank), n0 + cs.offset_n(rank));
+    bool any_valid = w.valid;
+    uint16_t a_mask = 0, b_mask = 0;
+    for (uint32_t r = 0; r < cs.size(); ++r) {
+      const TileWork peer = r == rank ? w : tile_at(m0 + cs.offset_m(r), n0 + cs.offset_n(r));
+      any_valid = any_valid || peer.valid;
+      if (!w.valid || !peer.valid || peer.group != w.group) continue;
+      const uint16_t bit = static_cast<uint16_t>(1u << r);
+      // Same rows of the same group: same A tile. Same columns of the same group: same B tile.
+      if (cs.offset_m(r) == cs.offset_m(rank) && (c_.multicast_a || r == rank)) a_mask |= bit;
+      if (cs.offset_n(r) == cs.offset_n(rank) && (c_.multicast_b || r == rank)) b_mask |= bit;
+    }
+    w.num_k_steps = any_valid ? ceil_div(grid_.k, c_.block_k) : 0;
+    w.a_mask = a_mask;
+    w.b_mask = b_mask;
+    w.issue_a = w.valid && lowest_rank(a_mask) == rank;
+    w.issue_b = w.valid && lowest_rank(b_mask) == rank;
+    return w;
+  }
+
+ private:
+  // Position of the current unit's step-th cluster, in tiles.
+  TC_HOST_DEVICE void cluster_origin(uint32_t step, uint32_t& m0, uint32_t& n0) const {
+    const uint32_t um = c_.unit_tiles_m(), un = c_.unit_tiles_n();
+    // L2-friendly order: bands of `swizzle` unit-rows, each swept along N.
+    const uint32_t band_units = c_.swizzle * grid_.units_n;
+    const uint32_t band = unit_ / band_units;
+    const uint32_t in_band = unit_ % band_units;
+    const uint32_t band_rows = cmin(c_.swizzle, grid_.units_m - band * c_.swizzle);
+    const uint32_t unit_m_idx = band * c_.swizzle + in_band % band_rows;
+    const uint32_t unit_n_idx = in_band / band_rows;
+    const uint32_t steps_m = um / c_.cluster.m;
+    m0 = unit_m_idx * um + (step % steps_m) * c_.cluster.m;
+    n0 = unit_n_idx * un + (step / steps_m) * c_.cluster.n;
+  }
+
+  // The tile at block (mb, nb) of the current group grid, without its multicast plan.
+  TC_HOST_DEVICE TileWork tile_at(uint32_t mb, uint32_t nb) const {
+    TileWork w;
+    w.group = grid_.group;
+    w.m_block = mb;
+    w.n_block = nb;
+    w.k_begin = grid_.k_base;
+    w.k_end = grid_.k_base + grid_.k;
+    if (mb >= grid_.m_blocks || nb >= grid_.n_blocks) return w;
+    const uint32_t local_row = mb * c_.block_m;
+    if (p_.type == GemmType::kMGroupedContiguous && p_.contiguous_layout == ContiguousLayout::kRowIndex) {
+      const int32_t expert = p_.group_data[local_row];
+      if (expert < 0 || static_cast<uint32_t>(expert) >= p_.num_groups) return w;
+      w.group = static_cast<uint32_t>(expert);
+    }
+    w.valid = true;
+    w.row = grid_.row_base + local_row;
+    w.rows = cmin(c_.block_m, grid_.rows - local_row);
+    w.col = nb * c_.block_n;
+    w.cols = cmin(c_.block_n, p_.n - w.col);
+    return w;
+  }
+
+  // Loads group g's grid; its units start at first_unit and its K columns at k_base.
+  TC_HOST_DEVICE bool load_group(uint32_t g, uint32_t first_unit, uint32_t k_base) {
+    const bool per_group = has_group_grids(p_);
+    if (g >= (per_group ? p_.num_groups : 1u)) return false;
+    GroupGrid gr;
+    gr.group = g;
+    gr.first_unit = first_unit;
+    gr.rows = p_.m;
+    gr.k = p_.k;
+    switch (p_.type) {
+      case GemmType::kMGroupedContiguous:
+        if (p_.contiguous_layout == ContiguousLayout::kOffsets) {
+          const int32_t begin = p_.group_data[g], end = p_.group_data[g + 1];
+          gr.row_base = static_cast<uint32_t>(begin);
+          gr.rows = end > begin ? static_cast<uint32_t>(end - begin) : 0u;
+        }
+        break;
+      case GemmType::kMGroupedMasked: {
+        const int32_t valid_rows = p_.group_data[g];
+        gr.rows = valid_rows > 0 ? cmin(static_cast<uint32_t>(valid_rows), p_.m) : 0u;
+        break;
+      }
+      case GemmType::kKGroupedContiguous: {
+        const int32_t group_k = p_.group_data[g];
+        gr.k = group_k > 0 ? static_cast<uint32_t>(group_k) : 0u;
+        gr.k_base = k_base;
+        break;
+      }
+      default:
+        break;
+    }
+    gr.m_blocks = ceil_div(gr.rows, c_.block_m);
+    gr.n_blocks = ceil_div(p_.n, c_.block_n);
+    gr.units_m = ceil_div(gr.m_blocks, c_.unit_tiles_m());
+    gr.units_n = ceil_div(gr.n_blocks, c_.unit_tiles_n());
+    grid_ = gr;
+    return true;
+  }
+
+  TC_HOST_DEVICE static constexpr uint32_t cmin(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+  GemmProblem p_;
+  TileConfig c_;
+  uint32_t rank_;
+  GroupGrid grid_{};
+  bool valid_ = false;
+  uint32_t unit_ = 0;  // current unit, relative to the group's first
+};
+
+}  // namespace tilecast

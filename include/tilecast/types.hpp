@@ -1,0 +1,32 @@
+// Public vocabulary: element types, the error type and tensor views.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tilecast {
+
+enum class DType : uint32_t { kBF16 = 0, kFP32 = 1 };
+
+inline constexpr size_t dtype_size(DType t) { return t == DType::kBF16 ? 2 : 4; }
+inline const char* dtype_name(DType t) { return t == DType::kBF16 ? "bf16" : "fp32"; }
+
+// Every error tilecast reports, before anything is launched where the input is at fault.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error("tilecast: " + what) {}
+};
+
+// A row-major matrix (or a batch of them) in device memory: element (b, r, c) sits at
+// data + b * batch_stride + r * row_stride + c, in elements. Columns are contiguous.
+struct MatrixView {
+  const void* data = nullptr;
+  DType dtype = DType::kBF16;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;    // elements between rows; 0 means cols
+  int64_t batch_stride = 0;  // elements between batches; 0 means rows * row_stride
+};
+
+}  // namespace tilecast
