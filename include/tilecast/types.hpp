@@ -21,12 +21,16 @@ class Error : public std::runtime_error {
 // A row-major matrix (or a batch of them) in device memory: element (b, r, c) sits at
 // data + b * batch_stride + r * row_stride + c, in elements. Columns are contiguous.
 struct MatrixView {
-  const void* data = nullptr;
+  void* data = nullptr;
   DType dtype = DType::kBF16;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;    // elements between rows; 0 means cols
   int64_t batch_stride = 0;  // elements between batches; 0 means rows * row_stride
+  int64_t batch = 1;         // matrices in the batch
+
+  int64_t ld() const { return row_stride ? row_stride : cols; }
+  int64_t batch_step() const { return batch_stride ? batch_stride : rows * ld(); }
 };
 
 }  // namespace tilecast

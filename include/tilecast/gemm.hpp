@@ -1,0 +1,32 @@
+// The GEMM API: D = A * B^T (+ C) on device pointers, stream-ordered, CUDA-graph capturable.
+//
+// NT layout: A is [m, k] and B is [n, k], both row-major with K contiguous (BF16); D and the
+// optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). A batch (MatrixView::batch > 1)
+// runs batch independent products of equal sizes. Bad input throws tilecast::Error before anything
+// is launched.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "tilecast/types.hpp"
+
+namespace tilecast {
+
+// Overrides for tests and benchmarks. Zero (or -1) fields are left to the heuristic.
+struct GemmConfig {
+  uint32_t block_m = 0, block_n = 0, block_k = 0;
+  uint32_t stages = 0;
+  uint32_t cluster_m = 0, cluster_n = 0;  // CTAs along M x along N: 1x1, 2x1, 1x2, 4x1, 1x4, 2x2
+  int multicast_a = -1;                   // 0 off, 1 on where the plan allows
+  int multicast_b = -1;
+  uint32_t swizzle = 0;                   // unit-rows per L2 band
+  uint32_t max_sms = 0;                   // leave the other SMs to other work (0: use all)
+  // With clusters of 4, 12 of an H200's 132 SMs cannot hold a cluster. A companion launch of
+  // smaller clusters on a forked stream takes them, sharing the work through an atomic counter.
+  int companion = -1;                     // 0 off, 1 on
+};
+
+void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+          const MatrixView* c = nullptr, const GemmConfig& config = {});
+
+}  // namespace tilecast

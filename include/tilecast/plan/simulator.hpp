@@ -1,0 +1,60 @@
+// A CPU simulator that plays every CTA of one or two persistent launches through the device
+// scheduler (include/tilecast/device/scheduler) and checks the invariants the kernel relies on:
+// every output tile once, multicast only between CTAs that share the operand tile, balanced
+// empty-barrier arrivals, no producer overwriting a stage a peer still reads, no arrival on an
+// exited CTA. It also counts the traffic model: L2 -> SM bytes and the makespan in k-steps.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
+
+namespace tilecast::plan {
+
+// One persistent launch: its config and how many clusters it runs.
+struct LaunchSpec {
+  TileConfig config;
+  uint32_t num_clusters = 1;
+};
+
+enum class ClaimMode {
+  kStatic,   // cluster c takes units c, c + num_clusters, ... (one launch only)
+  kDynamic,  // clusters of all launches claim units from one atomic counter
+};
+
+struct SimOptions {
+  ClaimMode mode = ClaimMode::kStatic;
+  uint32_t stages = 4;          // ring depth
+  uint32_t consumer_warps = 8;  // warps that release each stage, per CTA
+  uint32_t elem_bytes = 2;      // BF16 operands
+  // kDynamic: 0 lets the cluster that is free first claim next (the timing model); any other
+  // value picks the next claimer at random from this seed (any interleaving must be correct).
+  uint64_t seed = 0;
+  // Where to stop collecting violations (a broken plan would otherwise repeat itself).
+  uint32_t max_violations = 20;
+};
+
+struct SimStats {
+  uint64_t tiles = 0;                  // valid tiles computed
+  uint64_t tile_k_steps = 0;           // their k-steps
+  uint64_t phantom_k_steps = 0;        // k-steps run by phantom CTAs
+  uint64_t l2_to_sm_bytes = 0;         // operand bytes read from L2, each multicast counted once
+  uint64_t l2_to_sm_bytes_unicast = 0; // the same tiles with every CTA loading its own
+  uint64_t units = 0;                  // units claimed that held work
+  uint64_t makespan_k_steps = 0;       // k-steps of the busiest cluster (one k-step per round)
+  uint32_t ctas = 0;                   // CTAs launched (all launches)
+};
+
+struct SimResult {
+  SimStats stats;
+  std::vector<std::string> violations;  // empty when every invariant held
+  bool ok() const { return violations.empty(); }
+};
+
+SimResult simulate(const GemmProblem& problem, std::span<const LaunchSpec> launches,
+                   const SimOptions& options);
+
+}  // namespace tilecast::plan
