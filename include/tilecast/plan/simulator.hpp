@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct SimOptions {
   uint64_t seed = 0;
   // Where to stop collecting violations (a broken plan would otherwise repeat itself).
   uint32_t max_violations = 20;
+  // Tests only: rewrites a cluster's plan for one step before it is checked, to plant the
+  // faults a broken scheduler would make and show that the checks catch them.
+  std::function<void(const ClusterShape&, std::vector<TileWork>&)> mutate;
 };
 
 struct SimStats {

@@ -1,0 +1,101 @@
+#include "random_problem.hpp"
+
+#include <sstream>
+
+namespace tilecast::test {
+
+std::string OwnedProblem::describe() const {
+  static const char* names[] = {"normal", "batched", "m-grouped contiguous", "m-grouped masked", "k-grouped"};
+  std::ostringstream s;
+  s << names[static_cast<int>(problem.type)] << " m=" << problem.m << " n=" << problem.n << " k=" << problem.k
+    << " groups=" << problem.num_groups;
+  if (problem.type == GemmType::kMGroupedContiguous)
+    s << (problem.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index");
+  if (!data.empty() && data.size() <= 40) {
+    s << " data=[";
+    for (size_t i = 0; i < data.size(); ++i) s << (i ? "," : "") << data[i];
+    s << "]";
+  }
+  return s.str();
+}
+
+uint32_t ProblemGenerator::size_near_blocks(uint32_t block, uint32_t max_blocks) {
+  const uint32_t blocks = uniform(1, max_blocks);
+  switch (uniform(0, 4)) {
+    case 0: return blocks * block;                   // whole blocks
+    case 1: return blocks * block + 1;               // one row into a new block
+    case 2: return blocks * block - 1;               // one short of whole
+    case 3: return uniform(1, block);                // a single partial block
+    default: return uniform(1, blocks * block);      // anything
+  }
+}
+
+std::unique_ptr<OwnedProblem> ProblemGenerator::make(GemmType type, uint32_t block_m, uint32_t block_n,
+                                                     uint32_t block_k) {
+  auto op = std::make_unique<OwnedProblem>();
+  GemmProblem& p = op->problem;
+  p.type = type;
+  p.n = size_near_blocks(block_n, 14);
+  p.k = size_near_blocks(block_k, 5);
+  switch (type) {
+    case GemmType::kNormal:
+      p.m = size_near_blocks(block_m, 24);
+      break;
+    case GemmType::kBatched:
+      p.m = size_near_blocks(block_m, 5);
+      p.num_groups = uniform(1, 5);
+      break;
+    case GemmType::kMGroupedMasked: {
+      p.num_groups = uniform(1, 8);
+      p.m = size_near_blocks(block_m, 4);
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        // Empty experts, experts smaller than a block, full experts, and now and then a count
+        // above the buffer's rows (the scheduler clamps it).
+        const uint32_t choice = uniform(0, 5);
+        op->data.push_back(choice == 0 ? 0 : choice == 1 ? uniform(1, block_m - 1) : choice == 2 ? p.m
+                           : choice == 3 ? p.m + uniform(1, 10) : uniform(0, p.m));
+      }
+      break;
+    }
+    case GemmType::kMGroupedContiguous: {
+      p.num_groups = uniform(1, 8);
+      std::vector<uint32_t> sizes;
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        const uint32_t choice = uniform(0, 3);
+        sizes.push_back(choice == 0 ? 0 : choice == 1 ? uniform(1, block_m - 1) : uniform(1, 3 * block_m + 7));
+      }
+      if (coin()) {
+        p.contiguous_layout = ContiguousLayout::kOffsets;
+        op->data.push_back(0);
+        for (uint32_t s : sizes) op->data.push_back(op->data.back() + static_cast<int32_t>(s));
+        p.m = static_cast<uint32_t>(op->data.back());
+      } else {
+        p.contiguous_layout = ContiguousLayout::kRowIndex;
+        // Each expert's rows padded to the alignment with -1 rows; sometimes trailing padding.
+        for (uint32_t g = 0; g < p.num_groups; ++g) {
+          const uint32_t padded = ceil_div(sizes[g], kMGroupedRowAlignment) * kMGroupedRowAlignment;
+          for (uint32_t r = 0; r < padded; ++r) op->data.push_back(r < sizes[g] ? static_cast<int32_t>(g) : -1);
+        }
+        if (coin(0.2))
+          for (uint32_t r = 0; r < kMGroupedRowAlignment; ++r) op->data.push_back(-1);
+        p.m = static_cast<uint32_t>(op->data.size());
+      }
+      break;
+    }
+    case GemmType::kKGroupedContiguous: {
+      p.num_groups = uniform(1, 6);
+      p.m = size_near_blocks(block_m, 5);
+      p.k = 0;
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        const uint32_t kg = coin(0.15) ? 0 : size_near_blocks(block_k, 4);
+        op->data.push_back(static_cast<int32_t>(kg));
+        p.k += kg;
+      }
+      break;
+    }
+  }
+  p.group_data = op->data.empty() ? nullptr : op->data.data();
+  return op;
+}
+
+}  // namespace tilecast::test
