@@ -1,0 +1,262 @@
+#include "tilecast_test/reference_gemm.hpp"
+
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include "tilecast_test/cuda_check.hpp"
+#include "tilecast_test/device_matrix.hpp"
+
+namespace tilecast::test {
+namespace {
+
+cudaDataType_t cuda_type(DType t) { return t == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+std::string dims(const MatrixView& v) {
+  std::ostringstream os;
+  os << dtype_name(v.dtype) << "[" << v.batch << "x" << v.rows << "x" << v.cols << ", ld "
+     << v.ld() << ", batch step " << v.batch_step() << "]";
+  return os.str();
+}
+
+// The column-major [rows, cols] layout that cuBLASLt sees for row-major view v: [v.cols, v.rows].
+cublasLtMatrixLayout_t make_layout(const MatrixView& v) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  TC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, cuda_type(v.dtype),
+                                             static_cast<uint64_t>(v.cols),
+                                             static_cast<uint64_t>(v.rows), v.ld()));
+  if (v.batch > 1) {
+    const int32_t count = static_cast<int32_t>(v.batch);
+    const int64_t step = v.batch_step();
+    TC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                     &count, sizeof count));
+    TC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &step, sizeof step));
+  }
+  return layout;
+}
+
+}  // namespace
+
+void validate_gemm_views(const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                         const MatrixView* c) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("reference gemm: " + why + " (A " + dims(a) + ", B " + dims(b) +
+                                ", D " + dims(d) + (c ? ", C " + dims(*c) : std::string()) + ")");
+  };
+  if (!a.data || !b.data || !d.data || (c && !c->data)) fail("null data pointer");
+  if (a.cols != b.cols) fail("A and B differ in K");
+  if (a.cols <= 0) fail("K must be positive");
+  if (d.rows != a.rows || d.cols != b.rows) fail("D is not [rows of A, rows of B]");
+  if (a.batch != d.batch || b.batch != d.batch) fail("batch counts differ");
+  if (c && (c->rows != d.rows || c->cols != d.cols || c->batch != d.batch)) fail("C's shape is not D's");
+  for (const MatrixView* v : {&a, &b, &d, c})
+    if (v && (v->ld() < v->cols || (v->batch > 1 && v->batch_step() < v->rows * v->ld())))
+      fail("a leading dimension < cols, or overlapping batches");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CublasLt::CublasLt(size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+  cublasLtHandle_t h = nullptr;
+  TC_CUBLAS_CHECK(cublasLtCreate(&h));
+  handle_ = h;
+  if (workspace_bytes_) {
+    const cudaError_t err = cudaMalloc(&workspace_, workspace_bytes_);
+    if (err != cudaSuccess) {
+      cublasLtDestroy(h);
+      throw_cuda_error(err, "cudaMalloc(cuBLASLt workspace)", __FILE__, __LINE__);
+    }
+  }
+}
+
+CublasLt::~CublasLt() {
+  if (workspace_) cudaFree(workspace_);
+  if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+std::string CublasLt::version() {
+  return "cuBLASLt " + std::to_string(cublasLtGetVersion()) + " (cudart " +
+         std::to_string(cublasLtGetCudartVersion()) + ")";
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct LtMatmul::Impl {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t lay_a = nullptr, lay_b = nullptr, lay_c = nullptr, lay_d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  const void *a = nullptr, *b = nullptr, *c = nullptr;
+  void* d = nullptr;
+  bool has_c = false;
+
+  ~Impl() {
+    if (lay_d) cublasLtMatrixLayoutDestroy(lay_d);
+    if (lay_c) cublasLtMatrixLayoutDestroy(lay_c);
+    if (lay_b) cublasLtMatrixLayoutDestroy(lay_b);
+    if (lay_a) cublasLtMatrixLayoutDestroy(lay_a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                   const MatrixView* c)
+    : impl_(std::make_unique<Impl>()) {
+  validate_gemm_views(a, b, d, c);
+  if (a.dtype != b.dtype)
+    throw std::invalid_argument("cuBLASLt reference: A and B must have the same dtype");
+  if (c && c->dtype != d.dtype)
+    throw std::invalid_argument("cuBLASLt reference: C must have D's dtype");
+  Impl& p = *impl_;
+  p.handle = static_cast<cublasLtHandle_t>(lt.handle());
+  p.workspace = lt.workspace();
+  p.workspace_bytes = lt.workspace_bytes();
+  p.a = a.data;
+  p.b = b.data;
+  p.d = d.data;
+  p.c = c ? c->data : d.data;
+  p.has_c = c != nullptr;
+
+  // FP32 accumulation and FP32 alpha/beta, whatever the storage types.
+  TC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // cuBLAS's A is our B, transposed; cuBLAS's B is our A as stored (see the header).
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a,
+                                                 sizeof trans_a));
+  TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b,
+                                                 sizeof trans_b));
+  p.lay_a = make_layout(b);  // stored [k, n], ld_b; op T gives [n, k]
+  p.lay_b = make_layout(a);  // stored [k, m], ld_a
+  p.lay_d = make_layout(d);  // [n, m], ld_d
+  // Without C, beta is 0 and C aliases D with D's layout (cuBLASLt's in-place form).
+  p.lay_c = make_layout(c ? *c : d);
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  TC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const uint64_t ws = p.workspace_bytes;
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.op, p.lay_a, p.lay_b, p.lay_c, p.lay_d, pref, 1,
+                                        &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw_cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+    throw CudaError("cuBLASLt has no algorithm for D " + dims(d) + " = A " + dims(a) + " * B " +
+                    dims(b) + "^T" + (c ? " + C" : ""));
+  p.algo = result.algo;
+}
+
+LtMatmul::~LtMatmul() = default;
+LtMatmul::LtMatmul(LtMatmul&&) noexcept = default;
+LtMatmul& LtMatmul::operator=(LtMatmul&&) noexcept = default;
+
+void LtMatmul::run(cudaStream_t stream) const { run(stream, impl_->a, impl_->b, impl_->d, impl_->c); }
+
+void LtMatmul::run(cudaStream_t stream, const void* a, const void* b, void* d, const void* c) const {
+  const Impl& p = *impl_;
+  const float alpha = 1.0f, beta = p.has_c ? 1.0f : 0.0f;
+  const void* c_ptr = p.has_c ? c : d;
+  TC_CUBLAS_CHECK(cublasLtMatmul(p.handle, p.op, &alpha, /*A=*/b, p.lay_a, /*B=*/a, p.lay_b, &beta,
+                                 c_ptr, p.lay_c, d, p.lay_d, &p.algo, p.workspace,
+                                 p.workspace_bytes, stream));
+}
+
+std::string LtMatmul::algo_summary() const {
+  const cublasLtMatmulAlgo_t& algo = impl_->algo;
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto zero) {
+    decltype(zero) v = zero;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) !=
+        CUBLAS_STATUS_SUCCESS)
+      return std::string("?");
+    return std::to_string(v);
+  };
+  return "algo " + get(CUBLASLT_ALGO_CONFIG_ID, int32_t{0}) +
+         " tile " + get(CUBLASLT_ALGO_CONFIG_TILE_ID, uint32_t{0}) +
+         " stages " + get(CUBLASLT_ALGO_CONFIG_STAGES_ID, uint32_t{0}) +
+         " splitk " + get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, int32_t{0}) +
+         " cluster " + get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, uint16_t{0});
+}
+
+void reference_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                    cudaStream_t stream, const MatrixView* c) {
+  LtMatmul(lt, a, b, d, c).run(stream);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::vector<GroupSpan> spans_from_offsets(std::span<const int64_t> offsets) {
+  std::vector<GroupSpan> spans;
+  for (size_t g = 0; g + 1 < offsets.size(); ++g) {
+    if (offsets[g + 1] < offsets[g]) throw std::invalid_argument("spans_from_offsets: decreasing");
+    spans.push_back({offsets[g], offsets[g + 1], static_cast<int64_t>(g)});
+  }
+  return spans;
+}
+
+std::vector<GroupSpan> spans_from_masked(std::span<const int64_t> valid_rows, int64_t max_m) {
+  std::vector<GroupSpan> spans;
+  for (size_t g = 0; g < valid_rows.size(); ++g) {
+    if (valid_rows[g] < 0 || valid_rows[g] > max_m)
+      throw std::invalid_argument("spans_from_masked: valid rows out of [0, max_m]");
+    const int64_t base = static_cast<int64_t>(g) * max_m;
+    spans.push_back({base, base + valid_rows[g], static_cast<int64_t>(g)});
+  }
+  return spans;
+}
+
+std::vector<GroupSpan> spans_from_row_index(std::span<const int32_t> expert_of_row) {
+  std::vector<GroupSpan> spans;
+  const int64_t rows = static_cast<int64_t>(expert_of_row.size());
+  for (int64_t r = 0; r < rows;) {
+    const int32_t g = expert_of_row[r];
+    int64_t end = r + 1;
+    while (end < rows && expert_of_row[end] == g) ++end;
+    if (g >= 0) spans.push_back({r, end, g});
+    r = end;
+  }
+  return spans;
+}
+
+LtGroupedMatmul::LtGroupedMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b,
+                                 const MatrixView& d, std::span<const GroupSpan> spans,
+                                 const MatrixView* c) {
+  const MatrixView fa = flatten_batches(a), fd = flatten_batches(d);
+  std::optional<MatrixView> fc;
+  if (c) fc = flatten_batches(*c);
+  if (fa.rows != fd.rows || (fc && fc->rows != fd.rows))
+    throw std::invalid_argument("grouped reference: A, D (and C) must have the same rows");
+  for (const GroupSpan& s : spans) {
+    if (s.row_begin < 0 || s.row_end < s.row_begin || s.row_end > fd.rows || s.group < 0 ||
+        s.group >= b.batch)
+      throw std::invalid_argument("grouped reference: span out of range (rows [" +
+                                  std::to_string(s.row_begin) + ", " + std::to_string(s.row_end) +
+                                  "), group " + std::to_string(s.group) + ")");
+    if (s.row_end == s.row_begin) continue;
+    const MatrixView sub_c = fc ? rows_of(*fc, s.row_begin, s.row_end) : MatrixView{};
+    matmuls_.emplace_back(lt, rows_of(fa, s.row_begin, s.row_end), batch_of(b, s.group),
+                          rows_of(fd, s.row_begin, s.row_end), fc ? &sub_c : nullptr);
+  }
+}
+
+void LtGroupedMatmul::run(cudaStream_t stream) const {
+  for (const LtMatmul& mm : matmuls_) mm.run(stream);
+}
+
+void reference_grouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b,
+                            const MatrixView& d, std::span<const GroupSpan> spans,
+                            cudaStream_t stream, const MatrixView* c) {
+  LtGroupedMatmul(lt, a, b, d, spans, c).run(stream);
+}
+
+}  // namespace tilecast::test
