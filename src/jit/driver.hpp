@@ -1,0 +1,42 @@
+// The CUDA driver API without linking libcuda: every function is looked up once through the
+// runtime's cudaGetDriverEntryPointByVersion (cudart is linked statically), at the ABI version
+// named next to it, and kept in one table.
+//
+//   const Driver& d = Driver::get();
+//   d.check(d.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string_view>
+
+namespace tilecast::jit {
+
+struct Driver {
+  PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;
+  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
+  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;
+  PFN_cuCtxGetDevice_v2000 cuCtxGetDevice = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
+  PFN_cuLibraryLoadData_v12000 cuLibraryLoadData = nullptr;
+  PFN_cuLibraryUnload_v12000 cuLibraryUnload = nullptr;
+  PFN_cuLibraryGetKernel_v12000 cuLibraryGetKernel = nullptr;
+  PFN_cuKernelGetFunction_v12000 cuKernelGetFunction = nullptr;
+  PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute = nullptr;
+  PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute = nullptr;
+  PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
+
+  // The table, filled on first use. Throws tilecast::Error naming the function that could not be
+  // found (no driver, a driver older than the ABI version asked for); a later call tries again.
+  static const Driver& get();
+
+  // Throws tilecast::Error "<call> failed: CUDA_ERROR_X (<description>)" unless r is CUDA_SUCCESS.
+  void check(CUresult r, std::string_view call) const;
+  // "CUDA_ERROR_X (<description>)".
+  std::string describe(CUresult r) const;
+};
+
+}  // namespace tilecast::jit
