@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,6 +37,14 @@ const std::filesystem::path& test_cache_dir() {
     if (made == nullptr) throw Error("mkdtemp failed for " + pattern);
     return std::filesystem::path(made);
   }();
+  static const bool cleanup_registered = [] {
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(test_cache_dir(), ec);
+    });
+    return true;
+  }();
+  (void)cleanup_registered;
   return dir;
 }
 
@@ -133,7 +142,9 @@ TEST_F(JitGpu, TmaLoadsATileIntoSharedMemory) {
       for (uint32_t c = 0; c < kCols; ++c) host[(size_t{b} * kRows + r) * kLd + c] = pattern(b, r, c);
   DeviceBuffer<uint16_t> tensor(host.size());
   ASSERT_NE(tensor.ptr, nullptr);
-  CUDA_OK(cudaMemcpy(tensor.ptr, host.data(), tensor.bytes(), cudaMemcpyHostToDevice));
+  // On the test's stream: it does not synchronise with the legacy default stream.
+  CUDA_OK(cudaMemcpyAsync(tensor.ptr, host.data(), tensor.bytes(), cudaMemcpyHostToDevice,
+                          stream_));
 
   const std::vector<TmaCase> cases = {
       {2, 64, 64, 128, 0, 0, 0},     {2, 64, 64, 128, 0, 64, 64},
@@ -272,7 +283,7 @@ TEST_F(JitGpu, CachedLaunchHostTime) {
   runtime().kernel(spec);  // compile or load once
   DeviceBuffer<int> counter(1);
   ASSERT_NE(counter.ptr, nullptr);
-  CUDA_OK(cudaMemset(counter.ptr, 0, 4));
+  CUDA_OK(cudaMemsetAsync(counter.ptr, 0, 4, stream_));
   LaunchConfig cfg;
   cfg.grid = dim3(1, 1, 1);
   cfg.block = dim3(32, 1, 1);
