@@ -23,7 +23,7 @@ void load(Fn& slot, const char* symbol, unsigned abi_version) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
   const cudaError_t e =
-      cudaGetDriverEntryPointByVersion(symbol, &fn, abi_version, cudaEnableDefault, &query);
+      cudaGetDriverEntryPointByVersion(symbol, &fn, abi_version, cudaEnableLegacyStream, &query);
   if (e != cudaSuccess || query != cudaDriverEntryPointSuccess || fn == nullptr) {
     throw Error(std::string("CUDA driver function ") + symbol + " (ABI " +
                 std::to_string(abi_version) + ") is unavailable: " +

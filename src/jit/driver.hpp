@@ -1,6 +1,7 @@
 // The CUDA driver API without linking libcuda: every function is looked up once through the
 // runtime's cudaGetDriverEntryPointByVersion (cudart is linked statically), at the ABI version
-// named next to it, and kept in one table.
+// named next to it, and kept in one table. The legacy-stream variants are taken: stream 0 means
+// the legacy default stream (pass cudaStreamPerThread for the per-thread one).
 //
 //   const Driver& d = Driver::get();
 //   d.check(d.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");

@@ -16,7 +16,8 @@ struct LaunchConfig {
   dim3 block;    // threads per CTA
   dim3 cluster;  // CTAs per cluster; (1,1,1) launches without the cluster attribute
   uint32_t dynamic_smem_bytes = 0;
-  cudaStream_t stream = nullptr;  // the caller's stream (same handle as a driver CUstream)
+  cudaStream_t stream = nullptr;  // the caller's stream (same handle as a driver CUstream); 0 is
+                                  // the legacy default stream, cudaStreamPerThread the per-thread one
 };
 
 // The hardware's largest cluster with "non-portable cluster size allowed" (8 is portable).
