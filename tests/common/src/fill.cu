@@ -34,6 +34,14 @@ __global__ void fill_uniform_kernel(void* data, bool is_bf16, detail::Walk w, in
   }
 }
 
+__global__ void copy_convert_kernel(const void* src, bool src_bf16, detail::Walk ws, void* dst,
+                                    bool dst_bf16, detail::Walk wd, int64_t total) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x)
+    detail::store_from_float(dst, dst_bf16, wd.offset_of_flat(i),
+                             detail::load_as_float(src, src_bf16, ws.offset_of_flat(i)));
+}
+
 __global__ void poison_kernel(void* data, int64_t elems, bool is_bf16) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < elems;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -108,6 +116,17 @@ void fill_uniform(const MatrixView& v, uint64_t seed, cudaStream_t stream, float
   fill_uniform_kernel<<<detail::grid_for(total), 256, 0, stream>>>(
       v.data, v.dtype == DType::kBF16, detail::walk_of(v), total, seed, lo, hi - lo);
   TC_CHECK_LAUNCH("fill_uniform_kernel");
+}
+
+void copy_convert(const MatrixView& src, const MatrixView& dst, cudaStream_t stream) {
+  if (src.rows != dst.rows || src.cols != dst.cols || src.batch != dst.batch)
+    throw std::invalid_argument("copy_convert: src and dst differ in rows, cols or batch");
+  const int64_t total = src.batch * src.rows * src.cols;
+  if (total == 0) return;
+  copy_convert_kernel<<<detail::grid_for(total), 256, 0, stream>>>(
+      src.data, src.dtype == DType::kBF16, detail::walk_of(src), dst.data,
+      dst.dtype == DType::kBF16, detail::walk_of(dst), total);
+  TC_CHECK_LAUNCH("copy_convert_kernel");
 }
 
 void poison(void* data, int64_t elems, DType dtype, cudaStream_t stream) {

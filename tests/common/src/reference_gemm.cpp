@@ -1,6 +1,7 @@
 #include "tilecast_test/reference_gemm.hpp"
 
 #include <optional>
+#include <utility>
 #include <sstream>
 #include <stdexcept>
 
@@ -37,6 +38,16 @@ cublasLtMatrixLayout_t make_layout(const MatrixView& v) {
         layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &step, sizeof step));
   }
   return layout;
+}
+
+// The alignment cuBLASLt may assume for a view's matrices: the largest power of two (up to 256,
+// its default assumption) dividing the address and, for a batch, the byte step between matrices.
+uint32_t alignment_of(const void* ptr, const MatrixView& v) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(ptr);
+  if (v.batch > 1) bits |= static_cast<uint64_t>(v.batch_step()) * dtype_size(v.dtype);
+  uint32_t align = 256;
+  while (align > 1 && (bits & (align - 1))) align >>= 1;
+  return align;
 }
 
 }  // namespace
@@ -91,6 +102,8 @@ struct LtMatmul::Impl {
   size_t workspace_bytes = 0;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t lay_a = nullptr, lay_b = nullptr, lay_c = nullptr, lay_d = nullptr;
+  MatrixView view_a, view_b, view_c, view_d;  // as planned, for alignment checks in run()
+  uint32_t align_a = 0, align_b = 0, align_c = 0, align_d = 0;  // our A, B, C, D
   cublasLtMatmulAlgo_t algo{};
   const void *a = nullptr, *b = nullptr, *c = nullptr;
   void* d = nullptr;
@@ -122,6 +135,14 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
   p.d = d.data;
   p.c = c ? c->data : d.data;
   p.has_c = c != nullptr;
+  p.view_a = a;
+  p.view_b = b;
+  p.view_d = d;
+  p.view_c = c ? *c : d;
+  p.align_a = alignment_of(a.data, a);
+  p.align_b = alignment_of(b.data, b);
+  p.align_c = alignment_of(p.c, p.view_c);
+  p.align_d = alignment_of(d.data, d);
 
   // FP32 accumulation and FP32 alpha/beta, whatever the storage types.
   TC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -144,6 +165,16 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
   int found = 0;
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  // Only algorithms that work at the buffers' real alignment (cuBLASLt assumes 256 bytes unless
+  // told): sub-views such as an expert's rows often start on 16 bytes only. cuBLAS's A is our B.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.align_c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.align_d}};
+  for (const auto& [attr, value] : aligns)
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof value);
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.op, p.lay_a, p.lay_b, p.lay_c, p.lay_d, pref, 1,
                                         &result, &found);
@@ -166,6 +197,9 @@ void LtMatmul::run(cudaStream_t stream, const void* a, const void* b, void* d, c
   const Impl& p = *impl_;
   const float alpha = 1.0f, beta = p.has_c ? 1.0f : 0.0f;
   const void* c_ptr = p.has_c ? c : d;
+  if (alignment_of(a, p.view_a) < p.align_a || alignment_of(b, p.view_b) < p.align_b ||
+      alignment_of(c_ptr, p.view_c) < p.align_c || alignment_of(d, p.view_d) < p.align_d)
+    throw std::invalid_argument("LtMatmul::run: a buffer is less aligned than the one planned for");
   TC_CUBLAS_CHECK(cublasLtMatmul(p.handle, p.op, &alpha, /*A=*/b, p.lay_a, /*B=*/a, p.lay_b, &beta,
                                  c_ptr, p.lay_c, d, p.lay_d, &p.algo, p.workspace,
                                  p.workspace_bytes, stream));

@@ -68,7 +68,8 @@ MatrixView rows_of(const MatrixView& v, int64_t row_begin, int64_t row_end);  //
 // A batch whose matrices follow each other without gaps seen as one tall matrix; throws otherwise.
 MatrixView flatten_batches(const MatrixView& v);
 
-// Element-wise host copies (any strides), as float. For small test matrices.
+// Element-wise host copies (any strides), as float. For small test matrices. They synchronize the
+// device first (plain cudaMemcpy does not wait for non-blocking streams).
 std::vector<float> to_host(const MatrixView& v);           // b-major, then rows, then cols
 void from_host(const MatrixView& v, const std::vector<float>& values);  // bf16: round to nearest even
 void set_element(const MatrixView& v, int64_t b, int64_t r, int64_t c, float value);

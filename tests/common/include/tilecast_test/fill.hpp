@@ -29,6 +29,10 @@ uint64_t seed_base();
 void fill_uniform(const MatrixView& v, uint64_t seed, cudaStream_t stream = nullptr, float lo = -1.0f,
                   float hi = 1.0f);
 
+// dst = src element by element (same rows, cols and batch; any strides), converting between bf16
+// and fp32 (round to nearest even). E.g. an FP32 copy of a bf16 C for an FP32 reference.
+void copy_convert(const MatrixView& src, const MatrixView& dst, cudaStream_t stream = nullptr);
+
 // Quiet-NaN patterns with a payload no arithmetic produces (CUDA's canonical NaNs are 0x7FFF and
 // 0x7FFFFFFF), so "still poisoned" is told apart from "computed a NaN".
 inline constexpr uint16_t kPoisonBF16 = 0xFFDB;

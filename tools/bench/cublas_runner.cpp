@@ -1,0 +1,58 @@
+#include "cublas_runner.hpp"
+
+#include <algorithm>
+
+namespace tilecast::bench {
+
+CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) {
+  const MatrixView* c = w.c_view();
+  const MatrixView* c32 = w.c_check_view();
+  if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
+    auto mm = std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, c);
+    auto ref = std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_check.view, c32);
+    plans_ = {mm, ref};
+    variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
+    reference_ = [ref](cudaStream_t s) { ref->run(s); };
+    return;
+  }
+
+  auto loop = std::make_shared<test::LtGroupedMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, w.spans, c);
+  auto ref = std::make_shared<test::LtGroupedMatmul>(lt, w.a.view, w.b.view, w.d_check.view, w.spans, c32);
+  loops_ = {loop, ref};
+  reference_ = [ref](cudaStream_t s) { ref->run(s); };
+  std::string algo;
+  const auto first = std::find_if(w.spans.begin(), w.spans.end(),
+                                  [](const test::GroupSpan& s) { return s.row_end > s.row_begin; });
+  if (first != w.spans.end()) {
+    // The algorithm of the first expert's call (planned again only to name it).
+    const MatrixView fa = test::flatten_batches(w.a.view), fd = test::flatten_batches(w.d_cublas.view);
+    const MatrixView sub_c = c ? test::rows_of(test::flatten_batches(*c), first->row_begin, first->row_end)
+                               : MatrixView{};
+    algo = test::LtMatmul(lt, test::rows_of(fa, first->row_begin, first->row_end),
+                          test::batch_of(w.b.view, first->group),
+                          test::rows_of(fd, first->row_begin, first->row_end), c ? &sub_c : nullptr)
+               .algo_summary() + " (first expert)";
+  }
+  variants_.push_back({"per-expert loop", algo, [loop](cudaStream_t s) { loop->run(s); }});
+
+  if (p.kind == Kind::kMGrouped &&
+      std::all_of(p.group_rows.begin(), p.group_rows.end(), [&](int64_t r) { return r == p.m; })) {
+    // Equal experts: the flat [groups*m, k] buffers seen as [groups, m, k] batches.
+    auto as_batch = [&](const MatrixView& v) {
+      MatrixView b = v;
+      b.rows = p.m;
+      b.batch = p.groups;
+      b.batch_stride = p.m * v.ld();
+      return b;
+    };
+    const MatrixView bc = c ? as_batch(*c) : MatrixView{};
+    auto mm = std::make_shared<test::LtMatmul>(lt, as_batch(w.a.view), w.b.view,
+                                               as_batch(w.d_cublas.view), c ? &bc : nullptr);
+    plans_.push_back(mm);
+    variants_.push_back({"strided batched", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
+  }
+}
+
+void CublasBaseline::run_reference(cudaStream_t stream) const { reference_(stream); }
+
+}  // namespace tilecast::bench

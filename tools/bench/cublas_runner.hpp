@@ -1,0 +1,38 @@
+// The cuBLAS column: cuBLASLt (the heuristic's first algorithm, as torch uses it) on the same
+// buffers. Dense and batched problems are one call; m-grouped problems are timed as a loop over
+// experts and, where every expert has the same rows, as one strided-batched call (the faster one
+// is the baseline); masked problems as a loop over experts' valid rows.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suites.hpp"
+#include "timing.hpp"
+#include "workload.hpp"
+
+namespace tilecast::bench {
+
+struct BaselineVariant {
+  std::string name;  // "cublasLt", "per-expert loop", "strided batched"
+  std::string algo;  // cuBLASLt's algorithm ids (first call of a loop)
+  Enqueue run;       // writes the problem's output dtype into w.d_cublas
+};
+
+class CublasBaseline {
+ public:
+  CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w);
+  const std::vector<BaselineVariant>& variants() const { return variants_; }
+  // The same computation with an FP32 output into w.d_check: the verification reference.
+  void run_reference(cudaStream_t stream) const;
+
+ private:
+  std::vector<std::shared_ptr<test::LtMatmul>> plans_;
+  std::vector<std::shared_ptr<test::LtGroupedMatmul>> loops_;
+  std::vector<BaselineVariant> variants_;
+  Enqueue reference_;
+};
+
+}  // namespace tilecast::bench

@@ -1,0 +1,164 @@
+#include "gpu_run.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "cublas_runner.hpp"
+#include "gemm_config.hpp"
+#include "plan_report.hpp"
+#include "tilecast_runner.hpp"
+#include "tilecast_test/compare.hpp"
+#include "tilecast_test/cuda_check.hpp"
+#include "tilecast_test/fill.hpp"
+#include "timing.hpp"
+#include "workload.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+// After an exception: a launch error is cleared here and the run goes on; an error that a
+// device-wide synchronize still reports (a kernel fault) has ruined the context: stop.
+bool context_lost(std::string& why) {
+  cudaGetLastError();
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) return false;
+  why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+  return true;
+}
+
+struct Runner {
+  const Options& o;
+  RunInfo& info;
+  cudaStream_t stream = nullptr;
+  test::CublasLt& lt;
+  const L2Flusher& flusher;
+  const ClockProbe& probe;
+  std::vector<Row> rows;
+  bool any_fail = false;
+  std::string fatal;  // non-empty: the context is gone
+
+  void emit(Row&& r) {
+    std::fputs(table_row(r).c_str(), stdout);
+    std::fflush(stdout);
+    if (r.verified && !r.verify_pass) any_fail = true;
+    rows.push_back(std::move(r));
+  }
+
+  void problem(const BenchProblem& p, size_t index) {
+    Row base;
+    base.problem = p;
+    base.roofline = roofline_of(p, info.peaks);
+    base.seed = o.seed_given ? o.seed + index : test::fresh_seed();
+    base.config = describe(o.config);
+
+    std::unique_ptr<Workload> w;
+    std::unique_ptr<CublasBaseline> cublas;
+    bool have_reference = false;
+    try {
+      w = make_workload(p, base.seed, stream);
+      cublas = std::make_unique<CublasBaseline>(lt, p, *w);
+      cublas->run_reference(stream);
+      TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+      have_reference = true;
+      // The faster of the baseline's variants (one, except for m-grouped problems).
+      for (const BaselineVariant& v : cublas->variants()) {
+        const TimingStats t = time_on_gpu(v.run, stream, flusher, o.warmup, o.iters, &probe);
+        if (!base.cublas.ran || t.median_us < base.cublas.t.median_us) {
+          base.cublas.t = t;
+          base.cublas.ran = true;
+          base.cublas_variant = v.name;
+          base.cublas_algo = v.algo;
+        }
+      }
+      if (base.cublas.ran) finish(base.cublas, p, base.roofline);
+    } catch (const std::exception& e) {
+      base.cublas_error = e.what();
+      if (context_lost(fatal)) {
+        emit(std::move(base));
+        return;
+      }
+    }
+    if (!w) {  // nothing to run tilecast on
+      emit(std::move(base));
+      return;
+    }
+
+    const std::vector<GemmConfig> configs =
+        o.cluster_compare ? cluster_compare_configs(o.config) : std::vector<GemmConfig>{o.config};
+    for (const GemmConfig& cfg : configs) {
+      Row r = base;
+      r.config = describe(cfg);
+      const TilecastCall call = make_tilecast_call(p, *w, cfg);
+      if (!call.run) {
+        r.tilecast_status = "unavailable";
+        r.tilecast_detail = call.unavailable;
+        emit(std::move(r));
+        continue;
+      }
+      try {
+        // Once on a poisoned output, checked against the FP32 reference; then timed.
+        test::poison(w->d_tilecast, stream);
+        call.run(stream);
+        TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+        TC_CUDA_CHECK(cudaGetLastError());
+        if (have_reference) {
+          r.written = test::check_written(w->d_tilecast, w->d_tilecast.view, w->rows_per_batch, stream);
+          r.cmp = test::compare(w->d_tilecast.view, w->d_check.view, stream, w->rows_per_batch);
+          r.tol = test::default_tolerance(p.out, DType::kFP32);
+          r.verified = true;
+          r.verify_pass = r.written.ok() && test::passes(r.cmp, r.tol);
+        }
+        r.tilecast.t = time_on_gpu(call.run, stream, flusher, o.warmup, o.iters, &probe);
+        finish(r.tilecast, p, r.roofline);
+        r.tilecast_status = "ok";
+      } catch (const std::exception& e) {
+        r.tilecast_status = "error";
+        r.tilecast_detail = e.what();
+        if (context_lost(fatal)) {
+          emit(std::move(r));
+          return;
+        }
+      }
+      emit(std::move(r));
+    }
+  }
+};
+
+}  // namespace
+
+int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunInfo& info) {
+  TC_CUDA_CHECK(cudaSetDevice(o.device));
+  cudaStream_t stream = nullptr;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int code = 0;
+  {
+    test::CublasLt lt;
+    const L2Flusher flusher(o.flush_bytes);
+    const ClockProbe probe(info.machine);
+    Runner run{o, info, stream, lt, flusher, probe, {}, false, {}};
+
+    std::fputs(table_header().c_str(), stdout);
+    for (size_t i = 0; i < problems.size(); ++i) {
+      if (o.show_plan) std::fputs(plan_report(problems[i], o.config, info.peaks).c_str(), stdout);
+      run.problem(problems[i], i);
+      if (!run.fatal.empty()) {
+        std::printf("CUDA context lost (%s): stopping after %zu of %zu problems\n", run.fatal.c_str(), i + 1,
+                    problems.size());
+        info.note = "stopped early, CUDA context lost: " + run.fatal;
+        break;
+      }
+    }
+    std::fputs(summary_text(run.rows).c_str(), stdout);
+    if (!o.json_path.empty() && !write_json(o.json_path, info, run.rows, {})) code = 1;
+    if (!o.markdown_path.empty() && !write_markdown(o.markdown_path, info, run.rows)) code = 1;
+    if (run.any_fail || !run.fatal.empty()) code = 1;
+  }
+  if (info.note.empty()) cudaStreamDestroy(stream);  // a lost context cannot destroy anything
+  return code;
+}
+
+}  // namespace tilecast::bench

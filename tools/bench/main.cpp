@@ -1,0 +1,76 @@
+// tilecast-bench: tilecast::gemm against cuBLASLt on MISSION.md's suites. See --help and
+// tools/bench/README.md. Without a GPU it prints plans and the traffic model and exits 0.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "gemm_config.hpp"
+#include "gpu_run.hpp"
+#include "machine_info.hpp"
+#include "options.hpp"
+#include "plan_report.hpp"
+#include "report.hpp"
+#include "tilecast_runner.hpp"
+#include "tilecast_test/fill.hpp"
+
+int main(int argc, char** argv) {
+  using namespace tilecast::bench;
+  Options o;
+  std::vector<BenchProblem> problems;
+  try {
+    o = parse_options(argc, argv);
+    if (o.help) {
+      std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    problems = selected_problems(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilecast-bench: %s\n\n%s", e.what(), usage().c_str());
+    return 2;
+  }
+
+  RunInfo info;
+  info.machine = probe_machine(argc, argv, o.device);
+  info.peaks = default_peaks();
+  if (o.peak_tflops > 0) {
+    info.peaks.tflops = o.peak_tflops;
+    info.peaks.source = "command line";
+  }
+  if (o.peak_tb_per_s > 0) {
+    info.peaks.tb_per_s = o.peak_tb_per_s;
+    info.peaks.source = "command line";
+  }
+  info.warmup = o.warmup;
+  info.iters = o.iters;
+  info.flush_bytes = o.flush_bytes;
+  info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();
+
+  std::printf("tilecast-bench: %s\n", info.machine.one_line().c_str());
+  std::printf("command: %s\n", info.machine.command_line.c_str());
+  std::printf("tilecast library: %s; traffic model: %s; roofline peaks %.0f TFLOPS, %.2f TB/s (%s)\n",
+              tilecast_linked() ? "linked" : "not in this build (cuBLAS column only)",
+              have_traffic_model() ? "yes" : "not in this build", info.peaks.tflops, info.peaks.tb_per_s,
+              info.peaks.source.c_str());
+  std::printf("problems: %zu; tilecast config: %s%s\n", problems.size(),
+              tilecast::bench::describe(o.config).c_str(), o.cluster_compare ? " (cluster compare)" : "");
+  std::fflush(stdout);
+
+  if (!info.machine.has_gpu || o.plan_only) {
+    for (const BenchProblem& p : problems) std::fputs(plan_report(p, o.config, info.peaks).c_str(), stdout);
+    info.note = info.machine.has_gpu ? "--plan-only: printed plans only" : "no GPU found: printed plans only";
+    std::printf("%s\n", info.note.c_str());
+    if (!o.json_path.empty() && !write_json(o.json_path, info, {}, problems)) return 1;
+    if (!o.markdown_path.empty() && !write_markdown(o.markdown_path, info, {})) return 1;
+    return 0;
+  }
+
+  info.gpu_mode = true;
+  std::printf("timing: median of %d iterations after %d warm-up, L2 flush %zu MiB before each\n", o.iters,
+              o.warmup, o.flush_bytes >> 20);
+  try {
+    return run_on_gpu(o, problems, info);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilecast-bench: %s\n", e.what());
+    return 1;
+  }
+}

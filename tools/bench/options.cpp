@@ -1,0 +1,156 @@
+#include "options.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "gemm_config.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+long long to_int(const std::string& opt, const std::string& v, long long lo, long long hi) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || x < lo || x > hi)
+    throw std::invalid_argument(opt + " wants an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got '" + v + "'");
+  return x;
+}
+
+double to_double(const std::string& opt, const std::string& v) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || !(x > 0)) throw std::invalid_argument(opt + " wants a positive number, got '" + v + "'");
+  return x;
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(usage: tilecast-bench [options]
+
+Times tilecast::gemm against cuBLASLt on MISSION.md's shapes (same run, same L2 flush policy),
+checks every tilecast result against a cuBLASLt reference, and reports TFLOPS, x cuBLAS and the
+fraction of the roofline. Without a GPU (or with --plan-only) it prints each problem's plan and
+traffic model and exits 0.
+
+problems
+  --suite a,b,...     dense (8192^3), m4096 and m128 (DeepGEMM's normal (n,k) list), mgrouped,
+                      masked, square, odd; default (= dense,m4096,m128,odd) or all.
+                      Default: default, or nothing when --shape is given.
+  --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable
+  --out bf16|fp32     output dtype (default bf16)
+  --with-c            D = A * B^T + C
+
+tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heuristic's)
+  --cluster MxN       CTAs along M x along N: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4
+  --config k=v,...    block=BMxBNxBK, block_m, block_n, block_k, stages, cluster=MxN, cluster_m,
+                      cluster_n, multicast_a, multicast_b (0/1), swizzle, max_sms, companion (0/1)
+  --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters
+                      of 4 with a companion launch) for each problem
+
+timing
+  --warmup N          warm-up iterations (default 10)
+  --iters N           timed iterations, median reported (default 50)
+  --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
+  --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
+  --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
+  --seed N            input seed (default: fresh; TILECAST_TEST_SEED also works)
+  --device N          CUDA device (default 0)
+
+output
+  --json FILE         every row, the machine facts and the command line as JSON
+  --results-md FILE   a markdown table for bench/results/
+  --plan-only         print plans and the traffic model only, even with a GPU
+  --show-plan         with a GPU, print each problem's plan before its rows
+  --help
+)";
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--suite") {
+      std::stringstream ss(next());
+      for (std::string s; std::getline(ss, s, ',');)
+        if (!s.empty()) {
+          make_suite(s);  // throws for unknown names, before any work
+          o.suites.push_back(s);
+        }
+    } else if (a == "--shape") {
+      o.shapes.push_back(parse_shape(next()));
+    } else if (a == "--out") {
+      const std::string v = next();
+      if (v == "bf16") o.out = DType::kBF16;
+      else if (v == "fp32") o.out = DType::kFP32;
+      else throw std::invalid_argument("--out wants bf16 or fp32");
+    } else if (a == "--with-c") {
+      o.with_c = true;
+    } else if (a == "--cluster") {
+      apply_cluster(o.config, next());
+    } else if (a == "--config") {
+      apply_config(o.config, next());
+    } else if (a == "--cluster-compare") {
+      o.cluster_compare = true;
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(to_int(a, next(), 0, 100000));
+    } else if (a == "--iters") {
+      o.iters = static_cast<int>(to_int(a, next(), 1, 100000));
+    } else if (a == "--flush-mb") {
+      o.flush_bytes = static_cast<size_t>(to_int(a, next(), 0, 1 << 16)) << 20;
+    } else if (a == "--peak-tflops") {
+      o.peak_tflops = to_double(a, next());
+    } else if (a == "--peak-tbps") {
+      o.peak_tb_per_s = to_double(a, next());
+    } else if (a == "--seed") {
+      o.seed = static_cast<uint64_t>(to_int(a, next(), 0, INT64_MAX));
+      o.seed_given = true;
+    } else if (a == "--device") {
+      o.device = static_cast<int>(to_int(a, next(), 0, 63));
+    } else if (a == "--json") {
+      o.json_path = next();
+    } else if (a == "--results-md") {
+      o.markdown_path = next();
+    } else if (a == "--plan-only") {
+      o.plan_only = true;
+    } else if (a == "--show-plan") {
+      o.show_plan = true;
+    } else {
+      throw std::invalid_argument("unknown option '" + a + "' (see --help)");
+    }
+  }
+  return o;
+}
+
+std::vector<BenchProblem> selected_problems(const Options& o) {
+  std::vector<std::string> suites = o.suites;
+  if (suites.empty() && o.shapes.empty()) suites.push_back("default");
+  std::vector<BenchProblem> out;
+  for (const std::string& s : suites)
+    for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
+  for (const BenchProblem& p : o.shapes) out.push_back(p);
+  for (BenchProblem& p : out) {
+    p.out = o.out;
+    p.with_c = o.with_c;
+  }
+  return out;
+}
+
+}  // namespace tilecast::bench

@@ -1,0 +1,39 @@
+// tilecast-bench's command line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "suites.hpp"
+#include "tilecast/gemm.hpp"
+
+namespace tilecast::bench {
+
+struct Options {
+  std::vector<std::string> suites;     // empty: "default" unless shapes were given
+  std::vector<BenchProblem> shapes;    // --shape
+  GemmConfig config;                   // --cluster, --config
+  bool cluster_compare = false;
+  DType out = DType::kBF16;
+  bool with_c = false;
+  int warmup = 10, iters = 50;
+  size_t flush_bytes = size_t{256} << 20;
+  std::string json_path, markdown_path;
+  bool plan_only = false, show_plan = false;
+  double peak_tflops = 0, peak_tb_per_s = 0;  // 0: DeviceFacts
+  uint64_t seed = 0;
+  bool seed_given = false;
+  int device = 0;
+  bool help = false;
+};
+
+// Throws std::invalid_argument with a message for the user.
+Options parse_options(int argc, char** argv);
+std::string usage();
+
+// The problems the options select, in order, with --out and --with-c applied.
+std::vector<BenchProblem> selected_problems(const Options& o);
+
+}  // namespace tilecast::bench

@@ -1,0 +1,67 @@
+// Rows of results and the three forms they leave in: a text table on stdout (a row as soon as it
+// is measured), --json FILE and --results-md FILE (a markdown table for bench/results/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "machine_info.hpp"
+#include "roofline.hpp"
+#include "suites.hpp"
+#include "tilecast_test/compare.hpp"
+#include "tilecast_test/fill.hpp"
+#include "timing.hpp"
+
+namespace tilecast::bench {
+
+struct Measurement {
+  bool ran = false;
+  TimingStats t;
+  double tflops = 0, tb_per_s = 0;
+  double roofline_fraction = 0;  // roofline time / measured median
+};
+
+struct Row {
+  BenchProblem problem;
+  Roofline roofline;
+  std::string config;  // the tilecast config requested ("auto": the heuristic's choice)
+  uint64_t seed = 0;   // of the inputs
+
+  std::string cublas_variant, cublas_algo, cublas_error;
+  Measurement cublas;
+
+  // "ok", "unavailable" or "error"; detail says why for the last two.
+  std::string tilecast_status = "unavailable", tilecast_detail;
+  Measurement tilecast;
+  bool verified = false, verify_pass = false;
+  test::CompareResult cmp;
+  test::Tolerance tol;
+  test::WriteCheck written;
+
+  double speedup() const;  // cuBLAS median / tilecast median (> 1: tilecast faster); 0 if missing
+  std::string check() const;  // PASS, FAIL or -
+};
+
+// Fills tflops, tb_per_s and roofline_fraction from the timing.
+void finish(Measurement& m, const BenchProblem& p, const Roofline& r);
+
+struct RunInfo {
+  MachineInfo machine;
+  Peaks peaks;
+  int warmup = 0, iters = 0;
+  size_t flush_bytes = 0;
+  bool gpu_mode = false;
+  std::string note;  // e.g. "no GPU found: printed plans only"
+  uint64_t seed_base = 0;
+};
+
+std::string table_header();
+std::string table_row(const Row& r);  // one line, plus indented lines for errors and failures
+std::string summary_text(const std::vector<Row>& rows);
+
+// Write the files; false (and a message on stderr) when a file cannot be written.
+bool write_json(const std::string& path, const RunInfo& info, const std::vector<Row>& rows,
+                const std::vector<BenchProblem>& plan_only_problems);
+bool write_markdown(const std::string& path, const RunInfo& info, const std::vector<Row>& rows);
+
+}  // namespace tilecast::bench

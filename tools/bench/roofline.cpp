@@ -1,0 +1,27 @@
+#include "roofline.hpp"
+
+#ifdef TILECAST_BENCH_HAVE_PLAN
+#include "tilecast/plan/device_facts.hpp"
+#endif
+
+namespace tilecast::bench {
+
+Peaks default_peaks() {
+  Peaks p;
+#ifdef TILECAST_BENCH_HAVE_PLAN
+  const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
+  p.tflops = f.peak_bf16_tflops;
+  p.tb_per_s = f.hbm_tb_per_s;
+  p.source = "DeviceFacts::h200_model() (" + f.name + ")";
+#endif
+  return p;
+}
+
+Roofline roofline_of(const BenchProblem& p, const Peaks& peaks) {
+  Roofline r;
+  r.compute_us = p.flops() / (peaks.tflops * 1e12) * 1e6;
+  r.memory_us = p.bytes() / (peaks.tb_per_s * 1e12) * 1e6;
+  return r;
+}
+
+}  // namespace tilecast::bench

@@ -1,0 +1,185 @@
+#include "suites.hpp"
+
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace tilecast::bench {
+namespace {
+
+// DeepGEMM's normal BF16 (n, k) list (tests/generators.py), used with m = 4096 and m = 128.
+constexpr int64_t kNormalNK[][2] = {{2112, 7168}, {576, 7168},   {24576, 1536}, {32768, 512},
+                                    {7168, 16384}, {4096, 7168}, {7168, 2048}};
+// Its m-grouped (groups, m per group) and masked (groups, expected m) lists, with their (n, k).
+constexpr int64_t kGroupedGM[][2] = {{4, 8192}, {8, 4096}};
+constexpr int64_t kMaskedGM[][2] = {{32, 192}, {6, 1024}, {32, 20}, {6, 20}};
+constexpr int64_t kGroupedNK[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+// DeepGEMM's masked tests size every expert's buffer for 4096 rows.
+constexpr int64_t kMaskedMaxM = 4096;
+
+BenchProblem dense(const std::string& suite, int64_t m, int64_t n, int64_t k) {
+  BenchProblem p;
+  p.suite = suite;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+void add_normal_list(std::vector<BenchProblem>& out, const std::string& suite, int64_t m) {
+  for (const auto& nk : kNormalNK) out.push_back(dense(suite, m, nk[0], nk[1]));
+}
+
+// Valid rows of masked experts as DeepGEMM draws them: expected * U(0.7, 1.3), from a fixed seed
+// so that every run times the same problem.
+std::vector<int64_t> masked_rows(int64_t groups, int64_t expected, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.7, 1.3);
+  std::vector<int64_t> rows;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t r = static_cast<int64_t>(static_cast<double>(expected) * u(rng));
+    rows.push_back(r < kMaskedMaxM ? r : kMaskedMaxM);
+  }
+  return rows;
+}
+
+}  // namespace
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kDense: return "dense";
+    case Kind::kBatched: return "batched";
+    case Kind::kMGrouped: return "m-grouped";
+    case Kind::kMasked: return "masked";
+  }
+  return "?";
+}
+
+int64_t BenchProblem::rows_total() const {
+  return kind == Kind::kDense ? m : groups * m;
+}
+
+int64_t BenchProblem::valid_rows() const {
+  if (kind != Kind::kMasked) return rows_total();
+  int64_t s = 0;
+  for (int64_t r : group_rows) s += r;
+  return s;
+}
+
+double BenchProblem::flops() const {
+  return 2.0 * static_cast<double>(valid_rows()) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+double BenchProblem::bytes() const {
+  const double rows = static_cast<double>(valid_rows());
+  const double b_groups = kind == Kind::kDense ? 1.0 : static_cast<double>(groups);
+  const double d_elems = rows * static_cast<double>(n);
+  return 2.0 * rows * static_cast<double>(k) + 2.0 * b_groups * static_cast<double>(n) * static_cast<double>(k) +
+         static_cast<double>(dtype_size(out)) * d_elems * (with_c ? 2.0 : 1.0);
+}
+
+std::string BenchProblem::label() const {
+  char buf[96];
+  switch (kind) {
+    case Kind::kDense:
+      std::snprintf(buf, sizeof buf, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+      break;
+    case Kind::kBatched:
+      std::snprintf(buf, sizeof buf, "%lldx%lldx%lld b%lld", (long long)m, (long long)n, (long long)k,
+                    (long long)groups);
+      break;
+    case Kind::kMGrouped:
+      std::snprintf(buf, sizeof buf, "g%lld m%lld n%lld k%lld", (long long)groups, (long long)m,
+                    (long long)n, (long long)k);
+      break;
+    case Kind::kMasked:
+      std::snprintf(buf, sizeof buf, "g%lld m~%lld n%lld k%lld", (long long)groups,
+                    (long long)expected_m, (long long)n, (long long)k);
+      break;
+  }
+  return buf;
+}
+
+std::vector<std::string> suite_names() {
+  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd"};
+}
+
+std::vector<BenchProblem> make_suite(const std::string& name) {
+  std::vector<BenchProblem> out;
+  if (name == "dense") {
+    out.push_back(dense(name, 8192, 8192, 8192));
+  } else if (name == "m4096") {
+    add_normal_list(out, name, 4096);
+  } else if (name == "m128") {
+    add_normal_list(out, name, 128);
+  } else if (name == "mgrouped") {
+    for (const auto& gm : kGroupedGM)
+      for (const auto& nk : kGroupedNK) {
+        BenchProblem p = dense(name, gm[1], nk[0], nk[1]);
+        p.kind = Kind::kMGrouped;
+        p.groups = gm[0];
+        p.group_rows.assign(static_cast<size_t>(gm[0]), gm[1]);
+        out.push_back(p);
+      }
+  } else if (name == "masked") {
+    uint64_t seed = 0x6d61736b6564ull;  // "masked"
+    for (const auto& gm : kMaskedGM)
+      for (const auto& nk : kGroupedNK) {
+        BenchProblem p = dense(name, kMaskedMaxM, nk[0], nk[1]);
+        p.kind = Kind::kMasked;
+        p.groups = gm[0];
+        p.expected_m = gm[1];
+        p.group_rows = masked_rows(gm[0], gm[1], seed++);
+        out.push_back(p);
+      }
+  } else if (name == "square") {
+    for (int64_t s : {512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
+      out.push_back(dense(name, s, s, s));
+  } else if (name == "odd") {
+    // Partial tiles in every dimension, partial clusters, one-row and one-tile problems. Row
+    // strides are padded to 16 bytes where K or N is odd (TMA needs it; see workload.cpp).
+    const int64_t shapes[][3] = {{4095, 7167, 4104}, {1, 4096, 4096},  {333, 2112, 7168},
+                                 {4097, 4097, 4097}, {129, 24577, 1536}, {8191, 8193, 520},
+                                 {2, 7168, 2048},    {255, 576, 7168},  {1000, 1000, 1000}};
+    for (const auto& s : shapes) out.push_back(dense(name, s[0], s[1], s[2]));
+  } else if (name == "default") {
+    for (const char* s : {"dense", "m4096", "m128", "odd"})
+      for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
+  } else if (name == "all") {
+    for (const std::string& s : suite_names())
+      for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
+  } else {
+    throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, "
+                                "square, odd, default, all)");
+  }
+  return out;
+}
+
+BenchProblem parse_shape(const std::string& text) {
+  std::vector<int64_t> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || x <= 0)
+      throw std::invalid_argument("--shape wants m,n,k[,batch] of positive integers, got '" + text + "'");
+    v.push_back(x);
+  }
+  if (v.size() != 3 && v.size() != 4)
+    throw std::invalid_argument("--shape wants m,n,k[,batch], got '" + text + "'");
+  BenchProblem p = dense("custom", v[0], v[1], v[2]);
+  if (v.size() == 4 && v[3] > 1) {
+    p.kind = Kind::kBatched;
+    p.groups = v[3];
+  }
+  return p;
+}
+
+}  // namespace tilecast::bench

@@ -1,0 +1,47 @@
+// The benchmark's problems: DeepGEMM's public BF16 shapes (MISSION.md), square sweeps and odd
+// sizes, as suites that --suite picks by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilecast/types.hpp"
+
+namespace tilecast::bench {
+
+enum class Kind {
+  kDense,     // D[m, n] = A[m, k] * B[n, k]^T
+  kBatched,   // `groups` independent dense problems of equal sizes
+  kMGrouped,  // MoE, contiguous: groups experts of m rows each, one B per expert
+  kMasked,    // MoE, masked: [groups, m (max rows), k] buffers, group_rows[g] valid rows of each
+};
+
+const char* kind_name(Kind k);
+
+struct BenchProblem {
+  std::string suite;
+  Kind kind = Kind::kDense;
+  int64_t m = 0, n = 0, k = 0;  // kMGrouped: m per expert; kMasked: m = max rows per expert
+  int64_t groups = 1;
+  int64_t expected_m = 0;            // kMasked: the expected valid rows per expert
+  std::vector<int64_t> group_rows;   // kMGrouped, kMasked: rows of each expert
+  DType out = DType::kBF16;
+  bool with_c = false;
+
+  int64_t rows_total() const;  // rows of A and D as stored (all groups)
+  int64_t valid_rows() const;  // rows that are computed (all groups)
+  double flops() const;        // 2 * valid rows * n * k
+  // Bytes a perfect kernel moves through HBM: A (valid rows), B, D (valid rows) and C, once each.
+  double bytes() const;
+  std::string label() const;   // "4096x7168x2112" style, with groups where there are some
+};
+
+// Suites by name: dense, m4096, m128, mgrouped, masked, square, odd; "default" is
+// dense,m4096,m128,odd and "all" is every suite. Throws std::invalid_argument for unknown names.
+std::vector<BenchProblem> make_suite(const std::string& name);
+std::vector<std::string> suite_names();
+// "m,n,k" or "m,n,k,batch". Throws std::invalid_argument.
+BenchProblem parse_shape(const std::string& text);
+
+}  // namespace tilecast::bench

@@ -1,0 +1,98 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "tilecast_test/cuda_check.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+// Events, destroyed however the timing loop ends.
+class Events {
+ public:
+  explicit Events(size_t n) : ev_(n, nullptr) {
+    for (cudaEvent_t& e : ev_) TC_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~Events() {
+    for (cudaEvent_t e : ev_)
+      if (e) cudaEventDestroy(e);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](size_t i) const { return ev_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> ev_;
+};
+
+double percentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+L2Flusher::L2Flusher(size_t bytes) : buffer_(bytes) {}
+
+void L2Flusher::flush(cudaStream_t stream) const {
+  if (buffer_.bytes()) TC_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
+}
+
+TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
+                        int iters, const ClockProbe* probe) {
+  TimingStats st;
+  if (iters < 1) iters = 1;
+  for (int i = 0; i < warmup; ++i) {
+    flusher.flush(stream);
+    fn(stream);
+  }
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  TC_CUDA_CHECK(cudaGetLastError());
+
+  Events ev(2 * static_cast<size_t>(iters) + 2);
+  const size_t begin = 2 * static_cast<size_t>(iters), end = begin + 1;
+  TC_CUDA_CHECK(cudaEventRecord(ev[begin], stream));
+  const auto host0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) {
+    flusher.flush(stream);
+    TC_CUDA_CHECK(cudaEventRecord(ev[2 * i], stream));
+    fn(stream);
+    TC_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+  }
+  TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
+  const auto host1 = std::chrono::steady_clock::now();
+  if (probe) st.during = probe->sample();  // the loop is most likely still running
+  TC_CUDA_CHECK(cudaEventSynchronize(ev[end]));
+  TC_CUDA_CHECK(cudaGetLastError());
+
+  std::vector<double> us(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    float ms = 0;
+    TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    us[i] = ms * 1e3;
+  }
+  float total_ms = 0;
+  TC_CUDA_CHECK(cudaEventElapsedTime(&total_ms, ev[begin], ev[end]));
+  std::sort(us.begin(), us.end());
+  st.iters = iters;
+  st.min_us = us.front();
+  st.median_us = percentile(us, 0.5);
+  st.p10_us = percentile(us, 0.1);
+  st.p90_us = percentile(us, 0.9);
+  double sum = 0;
+  for (double x : us) sum += x;
+  st.mean_us = sum / iters;
+  const double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
+  st.host_us_per_iter = host_us / iters;
+  st.gpu_us_per_iter = total_ms * 1e3 / iters;
+  st.host_bound = host_us > 0.9 * total_ms * 1e3;
+  return st;
+}
+
+}  // namespace tilecast::bench

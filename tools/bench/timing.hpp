@@ -1,0 +1,45 @@
+// Timing on the GPU, as METHOD.md and STYLE.md habit 14 ask: warm-up first, then each iteration
+// timed alone with CUDA events after the L2 was flushed by writing a large buffer (256 MiB by
+// default, 4x an H200's L2), median of the iterations. cuBLAS and tilecast use the same policy.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include <cuda_runtime_api.h>
+
+#include "machine_info.hpp"
+#include "tilecast_test/device_matrix.hpp"
+
+namespace tilecast::bench {
+
+// Writes `bytes` of a device buffer (cudaMemsetAsync) so that no input of the next kernel is left
+// in L2. bytes 0: no flush (numbers then include L2 hits; the report says so).
+class L2Flusher {
+ public:
+  explicit L2Flusher(size_t bytes);
+  void flush(cudaStream_t stream) const;
+  size_t bytes() const { return buffer_.bytes(); }
+
+ private:
+  test::DeviceBuffer buffer_;
+};
+
+struct TimingStats {
+  int iters = 0;
+  double median_us = 0, min_us = 0, mean_us = 0, p10_us = 0, p90_us = 0;
+  ClockSample during;  // SM clock, power and temperature sampled while the timed loop ran
+  // The host enqueued the loop in about as long as the GPU took to run it: the GPU may have
+  // waited for launches, so the times may include host overhead.
+  bool host_bound = false;
+  double host_us_per_iter = 0, gpu_us_per_iter = 0;  // gpu: flushes included
+};
+
+using Enqueue = std::function<void(cudaStream_t)>;
+
+// Runs fn `warmup` times, then `iters` timed times, each after a flush. Throws on CUDA errors
+// (and passes on what fn throws).
+TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
+                        int iters, const ClockProbe* probe);
+
+}  // namespace tilecast::bench

@@ -1,0 +1,64 @@
+#include "workload.hpp"
+
+#include <cuda_runtime.h>
+
+#include "tilecast_test/cuda_check.hpp"
+#include "tilecast_test/fill.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+test::DeviceMatrix alloc(DType t, int64_t rows, int64_t cols, int64_t batch) {
+  return test::make_matrix(t, rows, cols, batch, test::aligned_ld(cols, t));
+}
+
+void randomize(test::DeviceMatrix& m, uint64_t seed, cudaStream_t stream) {
+  test::poison(m, stream);  // row padding stays NaN: a kernel that reads it and uses it fails
+  test::fill_uniform(m.view, seed, stream);
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cudaStream_t stream) {
+  auto w = std::make_unique<Workload>();
+  w->seed = seed;
+  w->has_c = p.with_c;
+  const bool masked = p.kind == Kind::kMasked;
+  const int64_t batch = (p.kind == Kind::kBatched || masked) ? p.groups : 1;
+  const int64_t rows = p.kind == Kind::kMGrouped ? p.rows_total() : p.m;
+  const int64_t b_batch = p.kind == Kind::kDense ? 1 : p.groups;
+
+  w->a = alloc(DType::kBF16, rows, p.k, batch);
+  w->b = alloc(DType::kBF16, p.n, p.k, b_batch);
+  w->d_cublas = alloc(p.out, rows, p.n, batch);
+  w->d_tilecast = alloc(p.out, rows, p.n, batch);
+  w->d_check = alloc(DType::kFP32, rows, p.n, batch);
+  if (p.with_c) w->c = alloc(p.out, rows, p.n, batch);
+
+  randomize(w->a, seed * 4 + 0, stream);
+  randomize(w->b, seed * 4 + 1, stream);
+  if (p.with_c) {
+    randomize(w->c, seed * 4 + 2, stream);
+    w->c_check = alloc(DType::kFP32, rows, p.n, batch);
+    test::copy_convert(w->c.view, w->c_check.view, stream);
+  }
+  // Outputs start poisoned too: nothing is ever timed or compared on zeros.
+  test::poison(w->d_cublas, stream);
+  test::poison(w->d_tilecast, stream);
+  test::poison(w->d_check, stream);
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  if (p.kind == Kind::kMGrouped) {
+    std::vector<int64_t> offsets{0};
+    for (int64_t r : p.group_rows) offsets.push_back(offsets.back() + r);
+    w->spans = test::spans_from_offsets(offsets);
+  } else if (masked) {
+    w->rows_per_batch = p.group_rows;
+    w->spans = test::spans_from_masked(p.group_rows, p.m);
+  }
+  for (const test::DeviceMatrix* m : {&w->a, &w->b, &w->c, &w->c_check, &w->d_cublas, &w->d_tilecast, &w->d_check})
+    w->device_bytes += static_cast<double>(m->buffer.bytes());
+  return w;
+}
+
+}  // namespace tilecast::bench
