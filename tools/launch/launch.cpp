@@ -11,8 +11,8 @@
 // other's GPUs to map their memory.
 //
 // The ranks run in one process group of their own. If one fails (non-zero exit or a signal), the
-// others are stopped (they would wait for it forever at the next barrier), and the launcher exits
-// with the first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives
+// others are stopped (they would wait for it forever at the next barrier), every failing rank is
+// named, and the launcher exits with the first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives
 // 77. --timeout stops everything and exits 124.
 #include <signal.h>
 #include <spawn.h>
@@ -200,12 +200,17 @@ int main(int argc, char** argv) {
       --live;
       const int code = exit_code_of(status);
       if (code != kSkipped) all_skipped = false;
+      const bool stopped_by_us = stopping && (code == 128 + SIGTERM || code == 128 + SIGKILL);
+      if (code != 0 && code != kSkipped && !stopped_by_us) {
+        // Every failure is named: the first to exit is not always the cause (a rank that sees
+        // its peer's socket close may exit before the peer is reaped).
+        std::fprintf(stderr, "tilecast-launch: rank %d exited with code %d\n", rank, code);
+      }
       if (code != 0 && code != kSkipped && first_failure < 0) {
         first_failure = rank;
         failure_code = code;
         if (live > 0) {
-          std::fprintf(stderr, "tilecast-launch: rank %d exited with code %d; stopping the other %d rank(s)\n",
-                       rank, code, live);
+          std::fprintf(stderr, "tilecast-launch: stopping the other %d rank(s)\n", live);
           stop_all(SIGTERM);
           stopping = true;
           kill_at = Clock::now() + std::chrono::seconds(5);
