@@ -220,14 +220,21 @@ uint64_t scaled_rounds(uint64_t full, int ranks) {
 
 }  // namespace
 
-TEST(BarrierModel, PhaseSignMillionRoundsTwoRanks) {
+// Distinct names for the sanitizer build: both binaries register their cases with CTest.
+#if defined(TILECAST_TSAN)
+#define MODEL_SUITE CommBarrierModelTsan
+#else
+#define MODEL_SUITE CommBarrierModel
+#endif
+
+TEST(MODEL_SUITE, PhaseSignMillionRoundsTwoRanks) {
   Options o;
   o.ranks = 2;
   o.rounds = scaled_rounds(1'000'000, 2);
   EXPECT_EQ(run_model(o), "");
 }
 
-TEST(BarrierModel, EpochMillionRoundsTwoRanks) {
+TEST(MODEL_SUITE, EpochMillionRoundsTwoRanks) {
   Options o;
   o.ranks = 2;
   o.epoch_form = true;
@@ -235,7 +242,7 @@ TEST(BarrierModel, EpochMillionRoundsTwoRanks) {
   EXPECT_EQ(run_model(o), "");
 }
 
-TEST(BarrierModel, BothFormsThreeAndFourRanksWithJitter) {
+TEST(MODEL_SUITE, BothFormsThreeAndFourRanksWithJitter) {
   for (int ranks : {3, 4}) {
     for (bool epoch : {false, true}) {
       Options o;
@@ -248,7 +255,7 @@ TEST(BarrierModel, BothFormsThreeAndFourRanksWithJitter) {
   }
 }
 
-TEST(BarrierModel, CountersWrapAround2To32) {
+TEST(MODEL_SUITE, CountersWrapAround2To32) {
   for (bool epoch : {false, true}) {
     Options o;
     o.ranks = 3;
@@ -260,7 +267,7 @@ TEST(BarrierModel, CountersWrapAround2To32) {
   }
 }
 
-TEST(BarrierModel, AnyStartCounterWorks) {
+TEST(MODEL_SUITE, AnyStartCounterWorks) {
   // Every residue of the low two bits: the initial slots must match the first rounds' needs.
   for (uint32_t start = 0; start < 8; ++start) {
     Options o;
@@ -290,7 +297,7 @@ struct WrongSignBit {
   }
 };
 
-TEST(BarrierModel, WrongSignMaskIsCaught) {
+TEST(MODEL_SUITE, WrongSignMaskIsCaught) {
   Options o;
   o.ranks = 2;
   o.rounds = 16;

@@ -31,7 +31,7 @@ const std::string kWorker = TILECAST_RDZV_WORKER;
 
 }  // namespace
 
-TEST(Launcher, RanksMeetAndSwapDescriptors) {
+TEST(CommLauncher, RanksMeetAndSwapDescriptors) {
   for (const char* how : {"socket", "auto"}) {
     const Result r = run("-n 4 -- " + kWorker + " " + how);
     EXPECT_EQ(r.code, 0) << r.output;
@@ -39,12 +39,12 @@ TEST(Launcher, RanksMeetAndSwapDescriptors) {
   }
 }
 
-TEST(Launcher, SeveralRanksPerGpuGetTheirDevice) {
+TEST(CommLauncher, SeveralRanksPerGpuGetTheirDevice) {
   const Result r = run("-n 6 --gpus 3 --procs-per-gpu 2 -- " + kWorker + " socket");
   EXPECT_EQ(r.code, 0) << r.output;  // the worker exits 3 if TILECAST_DEVICE != rank / 2
 }
 
-TEST(Launcher, OneFailingRankStopsTheOthers) {
+TEST(CommLauncher, OneFailingRankStopsTheOthers) {
   // Rank 2 exits 42 right after the first collective; the others block in the next one and
   // would wait out the rendezvous timeout (120 s) if the launcher did not stop them.
   // A peer may notice the closed socket and exit before rank 2 is reaped, so the exit code is
@@ -56,7 +56,7 @@ TEST(Launcher, OneFailingRankStopsTheOthers) {
   EXPECT_LT(r.seconds, 30.0);
 }
 
-TEST(Launcher, TimeoutAndBadUsage) {
+TEST(CommLauncher, TimeoutAndBadUsage) {
   Result r = run("-n 2 --timeout 1 -- sleep 60");
   EXPECT_EQ(r.code, 124) << r.output;
   EXPECT_LT(r.seconds, 20.0);

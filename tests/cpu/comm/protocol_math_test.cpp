@@ -14,7 +14,7 @@
 
 namespace tc = tilecast::comm;
 
-TEST(GridSyncArithmetic, BitFlipsExactlyWhenTheLastCtaArrives) {
+TEST(CommGridSyncArithmetic, BitFlipsExactlyWhenTheLastCtaArrives) {
   std::mt19937 rng(7);
   for (uint32_t n : {1u, 2u, 3u, 7u, 64u, 132u, 264u, 1024u}) {
     uint32_t counter = 0;
@@ -40,7 +40,7 @@ TEST(GridSyncArithmetic, BitFlipsExactlyWhenTheLastCtaArrives) {
   }
 }
 
-TEST(PhaseSignArithmetic, SlotsFollowFromAnyStartCounter) {
+TEST(CommPhaseSignArithmetic, SlotsFollowFromAnyStartCounter) {
   // Sequential play (every rank adds, then every rank checks): the target is met in each round
   // and the slots return to the initial pattern, from start counters around 0 and 2^32.
   for (int32_t ranks : {1, 2, 3, 8, 72}) {
@@ -61,7 +61,7 @@ TEST(PhaseSignArithmetic, SlotsFollowFromAnyStartCounter) {
   }
 }
 
-TEST(PhaseSignArithmetic, PartialArrivalsNeverMeetTheTarget) {
+TEST(CommPhaseSignArithmetic, PartialArrivalsNeverMeetTheTarget) {
   for (int32_t ranks : {2, 4, 8}) {
     for (uint32_t start = 0; start < 8; ++start) {
       int32_t slot[2] = {tc::phase_sign_initial_slot(start, 0, ranks), tc::phase_sign_initial_slot(start, 1, ranks)};
@@ -76,7 +76,7 @@ TEST(PhaseSignArithmetic, PartialArrivalsNeverMeetTheTarget) {
   }
 }
 
-TEST(EpochArithmetic, ReachedIsWrapSafe) {
+TEST(CommEpochArithmetic, ReachedIsWrapSafe) {
   EXPECT_TRUE(tc::epoch_reached(5, 5));
   EXPECT_TRUE(tc::epoch_reached(6, 5));
   EXPECT_FALSE(tc::epoch_reached(4, 5));
@@ -93,7 +93,7 @@ TEST(EpochArithmetic, ReachedIsWrapSafe) {
   }
 }
 
-TEST(SymmetricMap, MapsBetweenRegions) {
+TEST(CommSymmetricMap, MapsBetweenRegions) {
   const tc::SymmetricMap m{0x7f0000000000ull, 1ull << 21, 2, 4};
   char* local = static_cast<char*>(m.local());
   EXPECT_EQ(reinterpret_cast<uint64_t>(local), 0x7f0000000000ull + 2 * (1ull << 21));
@@ -109,7 +109,7 @@ TEST(SymmetricMap, MapsBetweenRegions) {
   EXPECT_EQ(m.as_rank(1).local(), m.region(1));
 }
 
-TEST(BarrierLayout, InitialBlockAndChannelPointers) {
+TEST(CommBarrierLayout, InitialBlockAndChannelPointers) {
   for (int32_t ranks : {1, 2, 8, 64}) {
     const uint64_t bytes = tc::BarrierLayout::bytes(ranks);
     EXPECT_EQ(bytes % tc::BarrierLayout::kAlign, 0u);

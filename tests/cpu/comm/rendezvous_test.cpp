@@ -100,7 +100,7 @@ class BytesOnly final : public tc::Rendezvous {
 
 }  // namespace
 
-TEST(SocketRendezvous, AllgatherBarrierBroadcast) {
+TEST(CommSocketRendezvous, AllgatherBarrierBroadcast) {
   const std::string addr = fresh_address();
   constexpr int n = 4;
   const auto codes = run_ranks(all_ranks(n), [&](int r) {
@@ -123,7 +123,7 @@ TEST(SocketRendezvous, AllgatherBarrierBroadcast) {
   EXPECT_EQ(codes, std::vector<int>(n, 0));
 }
 
-TEST(SocketRendezvous, FileDescriptorsTravel) {
+TEST(CommSocketRendezvous, FileDescriptorsTravel) {
   const std::string addr = fresh_address();
   constexpr int n = 3;
   const auto codes = run_ranks(all_ranks(n), [&](int r) {
@@ -134,7 +134,7 @@ TEST(SocketRendezvous, FileDescriptorsTravel) {
   EXPECT_EQ(codes, std::vector<int>(n, 0));
 }
 
-TEST(FdExchange, EveryTransportDeliversEveryDescriptor) {
+TEST(CommFdExchange, EveryTransportDeliversEveryDescriptor) {
   for (tc::FdTransport how : {tc::FdTransport::kSocket, tc::FdTransport::kPidfd, tc::FdTransport::kAuto}) {
     for (bool bytes_only : {false, true}) {
       const std::string addr = fresh_address();
@@ -169,7 +169,7 @@ TEST(FdExchange, EveryTransportDeliversEveryDescriptor) {
   }
 }
 
-TEST(SocketRendezvous, MismatchedContributionsAreNamed) {
+TEST(CommSocketRendezvous, MismatchedContributionsAreNamed) {
   const std::string addr = fresh_address();
   constexpr int n = 3;
   const auto codes = run_ranks(all_ranks(n), [&](int r) {
@@ -189,7 +189,7 @@ TEST(SocketRendezvous, MismatchedContributionsAreNamed) {
   EXPECT_EQ(codes[2], 5);
 }
 
-TEST(SocketRendezvous, MissingRankTimesOutWithAMessage) {
+TEST(CommSocketRendezvous, MissingRankTimesOutWithAMessage) {
   const std::string addr = fresh_address();
   const auto codes = run_ranks({0, 1}, [&](int r) {  // rank 2 of 3 never starts
     try {
@@ -205,7 +205,7 @@ TEST(SocketRendezvous, MissingRankTimesOutWithAMessage) {
   EXPECT_EQ(codes, (std::vector<int>{3, 5}));
 }
 
-TEST(SocketRendezvous, RejectsBadArguments) {
+TEST(CommSocketRendezvous, RejectsBadArguments) {
   EXPECT_THROW(tc::SocketRendezvous("@x", 2, 2), tilecast::Error);
   EXPECT_THROW(tc::SocketRendezvous("@x", -1, 2), tilecast::Error);
   EXPECT_THROW(tc::SocketRendezvous("@x", 0, 0), tilecast::Error);
