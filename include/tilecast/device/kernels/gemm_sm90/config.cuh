@@ -1,0 +1,92 @@
+// Compile-time shape of one GEMM kernel instantiation, and the sizes derived from it. The JIT
+// writes one `GemmSm90Config<...>` per variant with labelled arguments; host and device read the
+// same derived numbers (shared-memory size, threads, transaction bytes).
+#pragma once
+
+#include "tilecast/device/common.cuh"
+#include "tilecast/device/pipeline/mbarrier.cuh"
+#include "tilecast/device/scheduler/cluster.cuh"
+#include "tilecast/device/scheduler/problem.cuh"
+
+namespace tilecast {
+
+// A CUtensorMap, opaque: 128 bytes, 64-byte aligned. Our own type so that device headers need
+// not include the driver's cuda.h (which NVRTC cannot).
+struct alignas(64) TmaDescriptor {
+  uint64_t opaque[16];
+};
+
+template <uint32_t kBlockM_, uint32_t kBlockN_, uint32_t kStages_, uint32_t kClusterM_, uint32_t kClusterN_,
+          uint32_t kConsumerWarpgroups_, bool kOutputFP32_, bool kHasC_, GemmType kGemmType_, bool kDynamicUnits_>
+struct GemmSm90Config {
+  static constexpr uint32_t kBlockM = kBlockM_;
+  static constexpr uint32_t kBlockN = kBlockN_;
+  // 64 BF16 = 128 bytes: one row of a K slice fills one 128-byte swizzle span, the widest the
+  // TMA and wgmma share.
+  static constexpr uint32_t kBlockK = 64;
+  static constexpr uint32_t kStages = kStages_;
+  static constexpr ClusterShape kCluster{kClusterM_, kClusterN_};
+  static constexpr uint32_t kClusterSize = kClusterM_ * kClusterN_;
+  static constexpr uint32_t kConsumerWarpgroups = kConsumerWarpgroups_;
+  static constexpr bool kOutputFP32 = kOutputFP32_;
+  static constexpr bool kHasC = kHasC_;
+  static constexpr GemmType kGemmType = kGemmType_;
+  static constexpr bool kDynamicUnits = kDynamicUnits_;
+
+  // One producer warpgroup (a single thread issues the TMA loads) and the consumer warpgroups,
+  // each computing kWarpgroupM rows of the tile with m64 wgmma atoms.
+  static constexpr uint32_t kThreads = 128 * (1 + kConsumerWarpgroups);
+  static constexpr uint32_t kConsumerWarps = 4 * kConsumerWarpgroups;
+  static constexpr uint32_t kWarpgroupM = kBlockM / kConsumerWarpgroups;
+  static constexpr uint32_t kAtomsM = kWarpgroupM / 64;
+  static constexpr uint32_t kAccumulators = kAtomsM * kBlockN / 2;  // FP32 registers per consumer thread
+
+  static constexpr uint32_t kTileABytes = kBlockM * kBlockK * 2;
+  static constexpr uint32_t kTileBBytes = kBlockN * kBlockK * 2;
+  static constexpr uint32_t kStageTxBytes = kTileABytes + kTileBBytes;
+
+  // Epilogue: each consumer warpgroup stores its rows in slabs of 64 rows x 128 bytes through a
+  // TMA store, double-buffered so that writing one slab overlaps storing the previous one.
+  static constexpr uint32_t kSlabRows = 64;
+  static constexpr uint32_t kSlabCols = kOutputFP32 ? 32 : 64;
+  static constexpr uint32_t kSlabBytes = kSlabRows * 128;
+  static constexpr uint32_t kSlabBuffers = 2;
+
+  // Registers after setmaxnreg: the producer keeps few, the consumers take the rest
+  // (128 * 56 + 256 * 224 <= 65536 for two consumer warpgroups; the producer's scheduler state
+  // spills below 56).
+  static constexpr uint32_t kProducerRegisters = 56;
+  static constexpr uint32_t kConsumerRegisters = kConsumerWarpgroups == 1 ? 256 : 224;
+
+  // The dynamic-unit ring that broadcasts claimed units to the cluster.
+  static constexpr uint32_t kUnitSlots = 2;
+  // Readers of a unit slot per CTA: the producer thread and every consumer warp.
+  static constexpr uint32_t kUnitReadersPerCta = 1 + kConsumerWarps;
+
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "block M is 64, 128 or 256");
+  static_assert(kBlockN % 64 == 0 && kBlockN >= 64 && kBlockN <= 256, "block N is 64, 128, 192 or 256");
+  static_assert(kWarpgroupM == 64 || kWarpgroupM == 128, "each consumer warpgroup takes 64 or 128 rows");
+  static_assert(kAccumulators <= 128, "more accumulators than a consumer thread can hold");
+  static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "clusters of 1, 2 or 4 CTAs");
+  static_assert(kStages >= 2, "the mainloop keeps one stage in flight while it loads the next");
+};
+
+// Run-time parameters of a launch (by value, in constant parameter memory).
+struct GemmParams {
+  GemmProblem problem;       // group_data in device memory
+  uint32_t swizzle = 1;      // unit-rows per L2 band
+  uint32_t unit_m = 0, unit_n = 0;  // the claimed unit in tiles (0: one cluster)
+  uint32_t multicast_a = 1, multicast_b = 1;
+  uint32_t num_clusters = 1; // clusters in this launch
+  // D = A * B^T + C: C has D's dtype and layout; element (g, r, c) at c_ptr + g * c_batch + r * ldc + c.
+  const void* c_ptr = nullptr;
+  uint64_t ldc = 0, c_batch = 0;
+  // Dynamic units: the counter that all launches sharing the problem claim from, and the count of
+  // clusters that finished; the last cluster to finish resets both for the next GEMM.
+  uint32_t* unit_counter = nullptr;
+  uint32_t* done_counter = nullptr;
+  uint32_t total_clusters = 0;  // clusters of all launches sharing the counter
+  WaitBound wait;               // bound on every barrier wait, and where a timeout is recorded
+};
+
+}  // namespace tilecast

@@ -1,0 +1,102 @@
+// A consumer warpgroup: waits for each stage, runs the wgmma's for its rows, releases the stage
+// on every CTA of the cluster, and stores its part of the tile.
+#pragma once
+
+#include <cuda/ptx>
+
+#include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
+#include "tilecast/device/kernels/gemm_sm90/producer.cuh"
+#include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
+#include "tilecast/device/pipeline/release.cuh"
+#include "tilecast/device/ptx/instructions.cuh"
+#include "tilecast/device/ptx/wgmma_bf16.cuh"
+
+namespace tilecast {
+
+// Each consumer warp releases a stage on every CTA of its cluster: lane r arrives on rank r.
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE void release_stage(uint64_t* empty, uint32_t lane) {
+  if (lane < Cfg::kClusterSize && ((release_targets(Cfg::kCluster, 0) >> lane) & 1u))
+    mbarrier_arrive_cluster(empty, lane);
+}
+
+// One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
+// them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& epilogue, const TileWork& w,
+                                       PipelineState<Cfg::kStages>& state, const WaitBound& bound, uint32_t warpgroup,
+                                       uint32_t lane) {
+  using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
+  float acc[Cfg::kAtomsM][Cfg::kBlockN / 2];
+  if (w.num_k_steps == 0) {
+    // An empty K (a k-group of size 0): D = C, or zeros.
+    if (w.valid) {
+#pragma unroll
+      for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
+#pragma unroll
+        for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) acc[a][i] = 0.0f;
+      epilogue.store(w, acc);
+    }
+    return;
+  }
+  if (!w.valid) {
+    // A phantom: pass each round and release it, so that the peers' barriers balance.
+    for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
+      mbarrier_wait(&smem.full[state.stage], state.phase, bound, {BarrierId::kFull, state.stage});
+      release_stage<Cfg>(&smem.empty[state.stage], lane);
+      state.advance();
+    }
+    return;
+  }
+  uint32_t prev_stage = 0;
+  for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
+    mbarrier_wait(&smem.full[state.stage], state.phase, bound, {BarrierId::kFull, state.stage});
+#pragma unroll
+    for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
+#pragma unroll
+      for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+    ptx::wgmma_fence();
+    const uint64_t desc_b = make_sw128_desc(smem.b[state.stage]);
+#pragma unroll
+    for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
+      const uint64_t desc_a = make_sw128_desc(smem.a[state.stage] + (warpgroup * Cfg::kWarpgroupM + a * 64) * 128);
+#pragma unroll
+      for (uint32_t k16 = 0; k16 < Cfg::kBlockK / 16; ++k16)
+        Mma::mma(acc[a], desc_a + k16 * kDescStepK16, desc_b + k16 * kDescStepK16, (kk | k16) != 0);
+    }
+    ptx::wgmma_commit_group();
+#pragma unroll
+    for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
+#pragma unroll
+      for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+    // Keep this k-step's MMAs in flight; the previous one's are done with their stage.
+    ptx::wgmma_wait_group<1>();
+    if (kk > 0) release_stage<Cfg>(&smem.empty[prev_stage], lane);
+    prev_stage = state.stage;
+    state.advance();
+  }
+  ptx::wgmma_wait_group<0>();
+#pragma unroll
+  for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
+#pragma unroll
+    for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+  release_stage<Cfg>(&smem.empty[prev_stage], lane);
+  epilogue.store(w, acc);
+}
+
+template <typename Cfg>
+TC_DEVICE void run_consumer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const GemmParams& params,
+                            uint32_t cluster_id, uint32_t rank, uint32_t warpgroup) {
+  const uint32_t lane = threadIdx.x % 32;
+  TileScheduler scheduler(kernel_problem<Cfg>(params), tile_config<Cfg>(params), rank);
+  UnitSource<Cfg> units(smem, params, cluster_id, rank);
+  Epilogue<Cfg> epilogue(smem, tma_d, params, warpgroup);
+  PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
+  while (scheduler.seek(units.template next<false>())) {
+    for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step)
+      run_tile<Cfg>(smem, epilogue, scheduler.work(step), state, params.wait, warpgroup, lane);
+  }
+  epilogue.drain();
+}
+
+}  // namespace tilecast

@@ -1,0 +1,41 @@
+// Where a tile's operands and output sit in the TMA tensors. All three tensors are 3-D
+// (inner dimension first): A {K, rows, groups}, B {K, N, groups}, D {N, rows, groups}, with one
+// group for the layouts that have none.
+#pragma once
+
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
+
+namespace tilecast {
+
+// Which operands have one matrix per group.
+TC_HOST_DEVICE constexpr bool a_per_group(GemmType t) {
+  return t == GemmType::kBatched || t == GemmType::kMGroupedMasked;
+}
+TC_HOST_DEVICE constexpr bool b_per_group(GemmType t) {
+  return t == GemmType::kBatched || t == GemmType::kMGroupedMasked || t == GemmType::kMGroupedContiguous;
+}
+TC_HOST_DEVICE constexpr bool d_per_group(GemmType t) {
+  return t == GemmType::kBatched || t == GemmType::kMGroupedMasked || t == GemmType::kKGroupedContiguous;
+}
+
+template <GemmType kType>
+struct TileCoords {
+  // TMA coordinates of k-step kk's A and B boxes and of a D box at (row, col) of the tile.
+  static TC_HOST_DEVICE void a(const TileWork& w, uint32_t kk, uint32_t block_k, int32_t (&c)[3]) {
+    c[0] = static_cast<int32_t>(w.k_begin + kk * block_k);
+    c[1] = static_cast<int32_t>(w.row);
+    c[2] = a_per_group(kType) ? static_cast<int32_t>(w.group) : 0;
+  }
+  static TC_HOST_DEVICE void b(const TileWork& w, uint32_t kk, uint32_t block_k, int32_t (&c)[3]) {
+    c[0] = static_cast<int32_t>(w.k_begin + kk * block_k);
+    c[1] = static_cast<int32_t>(w.col);
+    c[2] = b_per_group(kType) ? static_cast<int32_t>(w.group) : 0;
+  }
+  static TC_HOST_DEVICE void d(const TileWork& w, uint32_t row_offset, uint32_t col_offset, int32_t (&c)[3]) {
+    c[0] = static_cast<int32_t>(w.col + col_offset);
+    c[1] = static_cast<int32_t>(w.row + row_offset);
+    c[2] = d_per_group(kType) ? static_cast<int32_t>(w.group) : 0;
+  }
+};
+
+}  // namespace tilecast

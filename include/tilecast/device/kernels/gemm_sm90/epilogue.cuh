@@ -1,0 +1,148 @@
+// The epilogue of one consumer warpgroup: optionally adds C, converts, writes 64-row slabs into
+// shared memory in the TMA's 128-byte swizzle, and stores each slab with a TMA store. Two slab
+// buffers alternate so that filling one overlaps the store of the other; the TMA clips rows and
+// columns outside D.
+#pragma once
+
+#include <cuda/ptx>
+#include <cuda/std/type_traits>
+#include <cuda_bf16.h>
+
+#include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
+#include "tilecast/device/kernels/gemm_sm90/shared_storage.cuh"
+#include "tilecast/device/ptx/instructions.cuh"
+
+namespace tilecast {
+
+// Named barrier ids: 0 is __syncthreads; consumer warpgroup i synchronises on 1 + i.
+enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
+
+template <typename Cfg>
+class Epilogue {
+ public:
+  TC_DEVICE Epilogue(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const GemmParams& params, uint32_t warpgroup)
+      : smem_(smem), tma_d_(tma_d), params_(params), warpgroup_(warpgroup), thread_(threadIdx.x % 128) {}
+
+  TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kBlockN / 2]) {
+#pragma unroll
+    for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
+#pragma unroll
+      for (uint32_t slab = 0; slab < Cfg::kBlockN / Cfg::kSlabCols; ++slab) {
+        uint8_t* buffer = smem_.slabs[warpgroup_][buffer_];
+        // The store that last read this buffer must be done reading it.
+        if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
+        sync();
+        write_slab(buffer, acc[a], slab, w, a);
+        // Generic-proxy writes, read next by the TMA (async proxy).
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+        sync();
+        if (thread_ == 0) {
+          int32_t c[3];
+          TileCoords<Cfg::kGemmType>::d(w, warpgroup_ * Cfg::kWarpgroupM + a * 64, slab * Cfg::kSlabCols, c);
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tma_d_, c, buffer);
+          cuda::ptx::cp_async_bulk_commit_group();
+        }
+        buffer_ ^= 1u;
+      }
+    }
+  }
+
+  // Before the CTA exits: every store has finished reading shared memory.
+  TC_DEVICE void drain() {
+    if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+  }
+
+ private:
+  TC_DEVICE TC_FORCEINLINE void sync() {
+    ptx::bar_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
+  }
+
+  // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom.
+  TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return (thread_ / 32) * 16 + (thread_ % 32) / 4 + 8 * half; }
+
+  // Byte offset of 16-byte chunk `chunk` of slab row `row` in the 128-byte swizzle.
+  static TC_DEVICE TC_FORCEINLINE uint32_t swizzled(uint32_t row, uint32_t chunk) {
+    return row * 128 + ((chunk ^ (row % 8)) * 16);
+  }
+
+  // Writes slab `slab` of atom `atom`'s accumulators (plus C) into `buffer`.
+  TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab, const TileWork& w,
+                            uint32_t atom) {
+    const uint32_t lane = thread_ % 32;
+    CRows c_rows = c_rows_of(w, atom);
+    if constexpr (!Cfg::kOutputFP32) {
+      // stmatrix x4: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (0-7, 8j+8..), (8-15, 8j+8..).
+      const uint32_t matrix = lane / 8;
+      const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;
+      const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buffer));
+#pragma unroll
+      for (uint32_t pair = 0; pair < 4; ++pair) {
+        const uint32_t j = slab * 8 + pair * 2;  // 8-column group
+        ptx::stmatrix_x4(base + swizzled(row, pair * 2 + matrix / 2), pack(acc, j, 0, c_rows),
+                         pack(acc, j, 1, c_rows), pack(acc, j + 1, 0, c_rows), pack(acc, j + 1, 1, c_rows));
+      }
+    } else {
+#pragma unroll
+      for (uint32_t g = 0; g < 4; ++g) {  // four 8-column groups of FP32 per 128-byte row
+        const uint32_t j = slab * 4 + g;
+#pragma unroll
+        for (uint32_t half = 0; half < 2; ++half) {
+          const uint32_t row = atom_row(half);
+          const uint32_t byte = g * 32 + (lane % 4) * 8;
+          float2* dst = reinterpret_cast<float2*>(buffer + swizzled(row, byte / 16) + byte % 16);
+          *dst = make_float2(value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
+        }
+      }
+    }
+  }
+
+  // Where this thread's two accumulator rows of an atom read C: a row pointer each (null past the
+  // tile's rows), and how many of its columns, from its first, lie inside the tile.
+  struct CRows {
+    const void* row[2];
+    uint32_t cols;
+  };
+
+  TC_DEVICE TC_FORCEINLINE CRows c_rows_of(const TileWork& w, uint32_t atom) const {
+    CRows r{{nullptr, nullptr}, 0};
+    if constexpr (Cfg::kHasC) {
+      using CType = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
+      const uint32_t first_col = (thread_ % 32 % 4) * 2;
+      const CType* c = static_cast<const CType*>(params_.c_ptr) + w.col + first_col +
+                       (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.c_batch : 0);
+      r.cols = w.cols > first_col ? w.cols - first_col : 0;
+#pragma unroll
+      for (uint32_t half = 0; half < 2; ++half) {
+        const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
+        r.row[half] = tile_row < w.rows ? c + uint64_t{w.row + tile_row} * params_.ldc : nullptr;
+      }
+    }
+    return r;
+  }
+
+  // Accumulator e (0, 1) of 8-column group j, row half h, plus C where the tile has one.
+  TC_DEVICE TC_FORCEINLINE float value(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half, uint32_t e,
+                                       const CRows& c) const {
+    float v = acc[4 * j + 2 * half + e];
+    if constexpr (Cfg::kHasC) {
+      using CType = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
+      if (c.row[half] != nullptr && j * 8 + e < c.cols) v += static_cast<float>(static_cast<const CType*>(c.row[half])[j * 8 + e]);
+    }
+    return v;
+  }
+
+  TC_DEVICE TC_FORCEINLINE uint32_t pack(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
+                                         const CRows& c) const {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(value(acc, j, half, 0, c), value(acc, j, half, 1, c));
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+
+  GemmSm90Smem<Cfg>& smem_;
+  const TmaDescriptor& tma_d_;
+  const GemmParams& params_;
+  uint32_t warpgroup_;
+  uint32_t thread_;
+  uint32_t buffer_ = 0;
+};
+
+}  // namespace tilecast

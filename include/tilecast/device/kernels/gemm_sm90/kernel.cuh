@@ -1,0 +1,64 @@
+// The persistent, warp-specialized SM90 BF16 GEMM: D = A * B^T (+ C).
+//
+// Warpgroup 0 is the producer (one thread issues all TMA loads), warpgroups 1.. are consumers
+// (wgmma and the epilogue). Every CTA of a cluster walks the same schedule; per tile and operand
+// the scheduler says which CTAs share the tile and who issues its multicast load.
+#pragma once
+
+#include <cuda/ptx>
+
+#include "tilecast/device/kernels/gemm_sm90/consumer.cuh"
+#include "tilecast/device/kernels/gemm_sm90/producer.cuh"
+
+namespace tilecast {
+
+// No CTA leaves while a peer may still arrive on its barriers or write its unit slots.
+TC_DEVICE TC_FORCEINLINE void leave_cluster() {
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait();
+}
+
+template <typename Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
+                     const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ GemmParams params) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ uint8_t raw_smem[];
+  auto& smem = *reinterpret_cast<GemmSm90Smem<Cfg>*>((reinterpret_cast<uintptr_t>(raw_smem) + 1023) & ~uintptr_t{1023});
+  const uint32_t rank = cuda::ptx::get_sreg_cluster_ctarank();
+  const uint32_t cluster_id = cuda::ptx::get_sreg_clusterid_x();
+  const uint32_t warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < Cfg::kStages; ++s) {
+      cuda::ptx::mbarrier_init(&smem.full[s], 1);
+      cuda::ptx::mbarrier_init(&smem.empty[s], empty_barrier_arrivals(Cfg::kCluster, Cfg::kConsumerWarps));
+    }
+    for (uint32_t s = 0; s < Cfg::kUnitSlots; ++s) {
+      cuda::ptx::mbarrier_init(&smem.unit_full[s], 1);
+      cuda::ptx::mbarrier_init(&smem.unit_empty[s], Cfg::kClusterSize * Cfg::kUnitReadersPerCta);
+    }
+    // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait();
+
+  // Each role is one branch, through to the end: setmaxnreg gives each its own register budget
+  // only when no code after the split is shared.
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
+    if (threadIdx.x == 0) run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
+    leave_cluster();
+  } else {
+    ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();
+    run_consumer<Cfg>(smem, tma_d, params, cluster_id, rank, warpgroup - 1);
+    leave_cluster();
+  }
+#else
+  // Built for another target: wgmma, setmaxnreg and multicast exist only on sm_90a.
+  __trap();
+#endif
+}
+
+}  // namespace tilecast

@@ -1,0 +1,89 @@
+// mbarrier waits and arrives as the GEMM pipeline uses them.
+//
+// Waits are bounded. A wait that has not completed after the timeout writes what it waited for
+// into a record in host-mapped memory and traps: the trap ends the CUDA context, after which
+// device memory can no longer be read, but the host's copy of the record can, and the host
+// library turns it into the error message. (Not a printf: a printf is a function call, and any
+// call in a kernel that runs wgmma makes ptxas serialize every wgmma of the kernel.)
+#pragma once
+
+#include <cuda/ptx>
+
+#include "tilecast/device/common.cuh"
+
+namespace tilecast {
+
+enum class BarrierId : uint32_t { kFull = 1, kEmpty = 2, kEmptyTeardown = 3, kUnitFull = 4, kUnitEmpty = 5 };
+
+struct WaitSite {
+  BarrierId barrier;
+  uint32_t index;  // stage or slot
+};
+
+inline constexpr uint32_t kWaitTimeoutMagic = 0x7C0FFEE1u;
+
+// Written by a timed-out wait; `magic` last, once the rest is visible.
+struct WaitTimeoutRecord {
+  uint32_t magic;
+  uint32_t barrier;
+  uint32_t index;
+  uint32_t parity;
+  uint32_t block;
+  uint32_t thread;
+  uint32_t cluster_rank;
+  uint32_t timeout_ms;
+};
+
+struct WaitBound {
+  uint64_t timeout_ns = 0;
+  WaitTimeoutRecord* record = nullptr;  // host-mapped; may be null
+};
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSite site, uint32_t parity) {
+  if (WaitTimeoutRecord* r = bound.record) {
+    volatile WaitTimeoutRecord* v = r;
+    v->barrier = static_cast<uint32_t>(site.barrier);
+    v->index = site.index;
+    v->parity = parity;
+    v->block = blockIdx.x;
+    v->thread = threadIdx.x;
+    v->cluster_rank = cuda::ptx::get_sreg_cluster_ctarank();
+    v->timeout_ms = static_cast<uint32_t>(bound.timeout_ns / 1000000);
+    __threadfence_system();
+    v->magic = kWaitTimeoutMagic;
+    __threadfence_system();
+  }
+  __trap();
+}
+
+// Waits for the phase of the given parity to complete. kClusterAcquire orders what the arriving
+// CTAs of the cluster did before their arrives (their reads of a stage) before what this thread
+// does next (overwriting that stage).
+template <bool kClusterAcquire = false>
+TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, const WaitBound& bound, WaitSite site) {
+  auto try_wait = [&] {
+    if constexpr (kClusterAcquire) {
+      return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cluster, bar, parity);
+    } else {
+      return cuda::ptx::mbarrier_try_wait_parity(bar, parity);
+    }
+  };
+  if (try_wait()) return;
+  const uint64_t start = cuda::ptx::get_sreg_globaltimer();
+  while (!try_wait()) {
+    if (cuda::ptx::get_sreg_globaltimer() - start > bound.timeout_ns) record_wait_timeout(bound, site, parity);
+  }
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself
+// included), with release at cluster scope: this thread's reads of the stage happen before.
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t rank) {
+  uint64_t* remote = static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(bar), rank));
+  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote);
+}
+
+#endif
+
+}  // namespace tilecast

@@ -1,0 +1,55 @@
+// The PTX that CCCL's cuda::ptx does not wrap (CUDA 13.0): warpgroup MMA control, register
+// reallocation, stmatrix and named barriers. Each wrapper is named after its instruction and
+// says its minimum target. Everything else (TMA, mbarrier, fences, cluster barrier, special
+// registers) comes from cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
+#pragma once
+
+#include "tilecast/device/common.cuh"
+
+namespace tilecast::ptx {
+
+// wgmma.fence.sync.aligned; sm_90a. Orders this warpgroup's register and shared-memory accesses
+// before the wgmma operations that follow.
+TC_DEVICE TC_FORCEINLINE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+
+// wgmma.commit_group.sync.aligned; sm_90a.
+TC_DEVICE TC_FORCEINLINE void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+
+// wgmma.wait_group.sync.aligned N; sm_90a. Waits until at most kPending groups are in flight.
+template <int kPending>
+TC_DEVICE TC_FORCEINLINE void wgmma_wait_group() {
+  static_assert(kPending >= 0 && kPending <= 7, "wgmma.wait_group takes 0..7");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accumulator registers across in-flight wgmma operations.
+TC_DEVICE TC_FORCEINLINE void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// setmaxnreg.inc.sync.aligned.u32 N / setmaxnreg.dec...; sm_90a. Moves registers between
+// warpgroups; needs a register cap at kernel entry (__launch_bounds__ with min blocks 1).
+template <uint32_t kRegs>
+TC_DEVICE TC_FORCEINLINE void setmaxnreg_inc() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg takes multiples of 8 in 24..256");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <uint32_t kRegs>
+TC_DEVICE TC_FORCEINLINE void setmaxnreg_dec() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg takes multiples of 8 in 24..256");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// stmatrix.sync.aligned.m8n8.x4.shared.b16 [addr], {r0, r1, r2, r3}; sm_90. Each lane gives the
+// shared address of one 16-byte row: lanes 8i..8i+7 the rows of matrix i; register i holds the
+// lane's two elements of matrix i.
+TC_DEVICE TC_FORCEINLINE void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+// bar.sync id, count; sm_70. A barrier for a subset of the CTA's warps (a warpgroup).
+TC_DEVICE TC_FORCEINLINE void bar_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace tilecast::ptx
