@@ -31,12 +31,14 @@ std::vector<TrafficRow> traffic_by_cluster_shape(const GemmProblem& problem, con
     // Size the grid as the kernel does, but never beyond the units there are: a first pass
     // with one cluster per unit counts them.
     LaunchSpec probe{row.config, 1};
-    const SimResult count = simulate(problem, {&probe, 1}, SimOptions{});
+    SimOptions fast;
+    fast.check = false;
+    const SimResult count = simulate(problem, {&probe, 1}, fast);
     const uint32_t units = static_cast<uint32_t>(std::max<uint64_t>(count.stats.units, 1));
     row.num_clusters = std::min(facts.clusters_for(cs.size(), max_sms), units);
     row.sms_used = row.num_clusters * cs.size();
     LaunchSpec launch{row.config, row.num_clusters};
-    const SimResult sim = simulate(problem, {&launch, 1}, SimOptions{});
+    const SimResult sim = simulate(problem, {&launch, 1}, fast);
     row.waves = static_cast<double>(count.stats.units) / row.num_clusters;
     const double last = row.waves - std::ceil(row.waves) + 1.0;
     row.tail_utilisation = row.waves == 0 ? 0 : last;

@@ -34,6 +34,9 @@ struct SimOptions {
   // kDynamic: 0 lets the cluster that is free first claim next (the timing model); any other
   // value picks the next claimer at random from this seed (any interleaving must be correct).
   uint64_t seed = 0;
+  // false: count traffic and time only, one pass per tile instead of per round, with none of the
+  // invariant checks (the planner's fast path; the property tests keep them on).
+  bool check = true;
   // Where to stop collecting violations (a broken plan would otherwise repeat itself).
   uint32_t max_violations = 20;
   // Tests only: rewrites a cluster's plan for one step before it is checked, to plant the

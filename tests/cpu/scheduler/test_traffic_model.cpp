@@ -74,3 +74,36 @@ TEST(TrafficModel, ClusterOf4UsesTheSmsThatFitWholeClusters) {
 
 }  // namespace
 }  // namespace tilecast::test
+
+namespace tilecast::test {
+namespace {
+
+// The planner's fast path counts the same bytes and tiles as the checked, round-by-round play.
+TEST(TrafficModel, FastPathCountsWhatTheCheckedPlayCounts) {
+  ProblemGenerator gen(5);
+  constexpr GemmType kTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
+                                 GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
+  for (int i = 0; i < 600; ++i) {
+    TileConfig c;
+    c.block_m = 64;
+    c.block_n = gen.coin() ? 128 : 256;
+    c.block_k = 64;
+    c.cluster = gen.pick(kClusterShapes);
+    c.swizzle = gen.uniform(1, 4);
+    const auto problem = gen.make(gen.pick(kTypes), c.block_m, c.block_n, c.block_k);
+    const plan::LaunchSpec launch{c, gen.uniform(1, 20)};
+    plan::SimOptions fast;
+    fast.check = false;
+    const plan::SimResult checked = plan::simulate(problem->problem, {&launch, 1}, {});
+    const plan::SimResult quick = plan::simulate(problem->problem, {&launch, 1}, fast);
+    ASSERT_TRUE(checked.ok());
+    EXPECT_EQ(quick.stats.l2_to_sm_bytes, checked.stats.l2_to_sm_bytes) << problem->describe();
+    EXPECT_EQ(quick.stats.l2_to_sm_bytes_unicast, checked.stats.l2_to_sm_bytes_unicast);
+    EXPECT_EQ(quick.stats.tiles, checked.stats.tiles);
+    EXPECT_EQ(quick.stats.tile_k_steps, checked.stats.tile_k_steps);
+    EXPECT_EQ(quick.stats.makespan_k_steps, checked.stats.makespan_k_steps);
+  }
+}
+
+}  // namespace
+}  // namespace tilecast::test

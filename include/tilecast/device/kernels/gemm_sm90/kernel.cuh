@@ -18,10 +18,14 @@ TC_DEVICE TC_FORCEINLINE void leave_cluster() {
   cuda::ptx::barrier_cluster_wait();
 }
 
-template <typename Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
+// The JIT instantiates this with labelled arguments (the fields of GemmSm90Config).
+template <uint32_t kBlockM, uint32_t kBlockN, uint32_t kStages, uint32_t kClusterM, uint32_t kClusterN,
+          uint32_t kConsumerWarpgroups, bool kOutputFP32, bool kHasC, GemmType kGemmType, bool kDynamicUnits>
+__global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
     gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                      const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ GemmParams params) {
+  using Cfg = GemmSm90Config<kBlockM, kBlockN, kStages, kClusterM, kClusterN, kConsumerWarpgroups, kOutputFP32, kHasC,
+                             kGemmType, kDynamicUnits>;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t raw_smem[];
   auto& smem = *reinterpret_cast<GemmSm90Smem<Cfg>*>((reinterpret_cast<uintptr_t>(raw_smem) + 1023) & ~uintptr_t{1023});
