@@ -3,7 +3,7 @@
 // payload + barrier + check, a negative run, or a latency run.
 //
 //   tilecast_comm_barrier_worker [--rounds N] [--form ps|epoch|both] [--ctas G] [--words W]
-//       [--timeout-ms T] [--meta auto|socket|nccl] [--fd auto|socket|pidfd] [--wrap]
+//       [--timeout-ms T] (--ctas 0: one CTA per SM) [--meta auto|socket|nccl] [--fd auto|socket|pidfd] [--wrap]
 //       [--missing-rank R] [--bench] [--nccl-baseline]
 //
 // Exit codes: 0 success (for --missing-rank: every other rank timed out with the right
@@ -68,7 +68,7 @@ Options parse(int argc, char** argv) {
     else throw tilecast::Error("unknown option " + a);
   }
   if (o.form != "ps" && o.form != "epoch" && o.form != "both") throw tilecast::Error("--form is ps, epoch or both");
-  if (o.ctas == 0 || o.rounds == 0) throw tilecast::Error("--ctas and --rounds must be positive");
+  if (o.rounds == 0) throw tilecast::Error("--rounds must be positive");
   return o;
 }
 
@@ -148,7 +148,7 @@ double nccl_allreduce_us(ncclComm_t comm, int iters) {
   return 1000.0 * ms / iters;
 }
 
-int run(const Options& o) {
+int run(const Options& opts) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("SKIPPED: no CUDA GPU\n");
@@ -159,6 +159,12 @@ int run(const Options& o) {
   const char* dev_env = std::getenv("TILECAST_DEVICE");
   const int device = (dev_env != nullptr ? std::atoi(dev_env) : 0) % count;
   tc::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  Options o = opts;
+  if (o.ctas == 0) {  // --ctas 0: a CTA on every SM
+    int sms = 0;
+    tc::check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    o.ctas = static_cast<uint32_t>(sms);
+  }
   const int per_gpu = std::getenv("TILECAST_PROCS_PER_GPU") ? std::atoi(std::getenv("TILECAST_PROCS_PER_GPU")) : 1;
 
   // Metadata through NCCL where NCCL can run (one process per GPU), else the launcher's socket.

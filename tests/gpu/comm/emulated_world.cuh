@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -138,11 +139,25 @@ class EmulatedWorld {
       launch_cooperative(kernel, ranks_ * static_cast<int>(c.ctas_per_rank), static_cast<int>(c.threads), 0,
                          streams_[0], "emulated ranks (one kernel)", a);
     } else {
+      // Each rank's own grid must be co-resident (a cooperative launch guarantees it), and all R
+      // kernels must run at once, which no launch attribute guarantees: the total is checked
+      // against the GPU's capacity, and the timeout catches the rest.
+      int device = 0;
+      TC_CHECK_CUDA(cudaGetDevice(&device));
+      require_coresident(reinterpret_cast<const void*>(kernel), ranks_ * static_cast<int>(c.ctas_per_rank),
+                         static_cast<int>(c.threads), 0, device, "emulated ranks (all kernels together)");
+      const char* how = std::getenv("TILECAST_EMULATION_LAUNCH");
+      const bool plain = how != nullptr && std::string(how) == "plain";
       for (int r = 0; r < ranks_; ++r) {
         a.rank_base = r;
         a.timestamps = c.timestamps != nullptr ? c.timestamps + static_cast<uint64_t>(r) * c.rounds : nullptr;
-        launch_cooperative(kernel, static_cast<int>(c.ctas_per_rank), static_cast<int>(c.threads), 0, streams_[r],
-                           "emulated rank", a);
+        if (plain) {
+          kernel<<<c.ctas_per_rank, c.threads, 0, streams_[r]>>>(a);
+          TC_CHECK_CUDA(cudaGetLastError());
+        } else {
+          launch_cooperative(kernel, static_cast<int>(c.ctas_per_rank), static_cast<int>(c.threads), 0, streams_[r],
+                             "emulated rank", a);
+        }
       }
     }
     for (auto& s : streams_) {

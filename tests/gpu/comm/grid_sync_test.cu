@@ -4,6 +4,8 @@
 // the timeout diagnostic rather than hang; leaving the held SMs free must also work).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -115,7 +117,11 @@ TEST(CommGridSync, RefusesAGridThatCannotBeCoResident) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-TEST(CommGridSync, CooperativeLaunchSurvivesAnotherStreamHoldingSms) {
+namespace {
+// In a child process: if the cooperative launch started a partial grid, the grid sync would trap
+// and take the context (and every later test of this binary) with it.
+[[noreturn]] void cooperative_behind_hog_child() {
+  ::dup2(2, 1);
   GridRig rig(256);
   auto* running = mapped<uint32_t>();
   auto* hog_end = mapped<uint64_t>();
@@ -128,11 +134,22 @@ TEST(CommGridSync, CooperativeLaunchSurvivesAnotherStreamHoldingSms) {
   // Every SM's worth of CTAs, cooperatively: the runtime must not start a partial grid.
   tc::launch_cooperative(tc::testing::grid_rounds_kernel, rig.sms, 128, kFillSmSmem, stream, "grid rounds",
                          rig.args(200, 100'000'000ull, start));
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(rig.read_stats().errors, 0u);
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "child: cooperative launch behind the hog failed: %s\n", cudaGetErrorString(e));
+    std::exit(4);
+  }
+  const uint32_t errors = rig.read_stats().errors;
   const double gap_ms = (static_cast<double>(*start) - static_cast<double>(*hog_end)) / 1e6;
-  std::printf("cooperative launch: its first CTA started %.3f ms %s the hog ended\n", gap_ms < 0 ? -gap_ms : gap_ms,
-              gap_ms < 0 ? "before" : "after");
+  std::fprintf(stderr, "cooperative launch: its first CTA started %.3f ms %s the hog ended; %u errors\n",
+               gap_ms < 0 ? -gap_ms : gap_ms, gap_ms < 0 ? "before" : "after", errors);
+  std::exit(errors == 0 ? 0 : 5);
+}
+}  // namespace
+
+TEST(CommGridSyncDeathTest, CooperativeLaunchSurvivesAnotherStreamHoldingSms) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(cooperative_behind_hog_child(), ::testing::ExitedWithCode(0), "cooperative launch: its first CTA started");
 }
 
 TEST(CommGridSync, LeavingTheHeldSmsFreeWorks) {
@@ -153,6 +170,7 @@ TEST(CommGridSync, LeavingTheHeldSmsFreeWorks) {
 
 namespace {
 [[noreturn]] void plain_launch_child() {
+  ::dup2(2, 1);  // device printf goes to stdout; the death test reads stderr
   GridRig rig(256);
   auto* running = mapped<uint32_t>();
   auto* hog_end = mapped<uint64_t>();

@@ -119,7 +119,9 @@ TC_DEVICE inline void cross_rank_barrier(const BarrierState& s, const GridGroup&
       epoch_cross_rank(s, policy, tag);
     }
   }
-  if (group.num_ctas > 1) grid_sync(group, policy, tag);
+  // The CTAs waiting here also wait out CTA 0's cross-rank wait, which knows more (which rank
+  // is missing, the counter); give it the first word by waiting twice as long here.
+  if (group.num_ctas > 1) grid_sync(group, WaitPolicy{2 * policy.timeout_ns, policy.report}, tag);
 }
 
 TC_DEVICE inline void phase_sign_barrier(const BarrierState& s, const GridGroup& group,
