@@ -29,6 +29,12 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (o.warm_jit) {
+    const std::vector<tilecast::GemmConfig> configs =
+        o.cluster_compare ? cluster_compare_configs(o.config) : std::vector<tilecast::GemmConfig>{o.config};
+    return warm_jit_cache(problems, configs, o.warm_threads);
+  }
+
   RunInfo info;
   info.machine = probe_machine(argc, argv, o.device);
   info.peaks = default_peaks();

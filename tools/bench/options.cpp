@@ -72,6 +72,9 @@ output
   --json FILE         every row, the machine facts and the command line as JSON
   --results-md FILE   a markdown table for bench/results/
   --plan-only         print plans and the traffic model only, even with a GPU
+  --warm-jit [N]      compile every kernel the run would launch into the JIT cache with N
+                      threads (default: all cores), print their NVRTC times, and exit (no GPU
+                      needed)
   --show-plan         with a GPU, print each problem's plan before its rows
   --help
 )";
@@ -130,6 +133,9 @@ Options parse_options(int argc, char** argv) {
       o.markdown_path = next();
     } else if (a == "--plan-only") {
       o.plan_only = true;
+    } else if (a == "--warm-jit") {
+      o.warm_jit = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') o.warm_threads = static_cast<unsigned>(std::stoul(argv[++i]));
     } else if (a == "--show-plan") {
       o.show_plan = true;
     } else {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "suites.hpp"
 #include "tilecast/gemm.hpp"
@@ -19,6 +20,11 @@ struct TilecastCall {
 };
 
 bool tilecast_linked();
+
+// Compiles into the JIT cache every kernel the problems would launch under these configs; prints
+// one line per kernel and returns the process exit code.
+int warm_jit_cache(const std::vector<BenchProblem>& problems, const std::vector<GemmConfig>& configs,
+                   unsigned threads);
 
 TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmConfig& cfg);
 

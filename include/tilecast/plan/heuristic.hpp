@@ -1,0 +1,61 @@
+// The heuristic: from a GEMM's shape, the device's facts and the caller's overrides to the kernel
+// config that runs it. A plain data pipeline (candidates -> cost model -> choice), printable with
+// TILECAST_PLAN_DEBUG=1, testable without a GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tilecast/device/scheduler/cluster.cuh"
+#include "tilecast/device/scheduler/problem.cuh"
+#include "tilecast/gemm.hpp"
+#include "tilecast/plan/device_facts.hpp"
+
+namespace tilecast::plan {
+
+// What the heuristic needs to know of a GEMM.
+struct GemmShape {
+  GemmType type = GemmType::kNormal;
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t batch = 1;
+  DType out = DType::kBF16;
+  bool has_c = false;
+};
+
+struct KernelConfig {
+  uint32_t block_m = 128, block_n = 128;
+  uint32_t stages = 4;
+  uint32_t consumer_warpgroups = 2;
+  ClusterShape cluster{};
+  bool multicast_a = true, multicast_b = true;
+  uint32_t swizzle = 8;
+  // Clusters the planner expects resident (the launch re-reads the occupancy of the real kernel).
+  uint32_t num_clusters = 0;
+  uint32_t smem_bytes = 0;
+  // A companion launch of smaller clusters for the SMs that clusters of 4 leave idle. Both
+  // launches then claim units of `cluster`'s shape from one counter.
+  ClusterShape companion{0, 0};
+  uint32_t companion_clusters = 0;
+  double estimated_us = 0;  // the cost model's figure
+
+  bool dynamic_units() const { return companion_clusters > 0; }
+  std::string describe() const;
+};
+
+// Shared memory of one CTA of this config, as the kernel's GemmSm90Smem lays it out (a test holds
+// the two equal), plus the alignment slack the kernel asks for.
+uint32_t gemm_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages, uint32_t consumer_warpgroups);
+
+// Largest dynamic shared memory a CTA may have on SM90 (227 KiB).
+inline constexpr uint32_t kMaxSmemBytes = 232448;
+
+// The config for `shape`. Fields of `overrides` that are set are taken as given (and checked:
+// an impossible override throws tilecast::Error); the rest come from the cost model.
+KernelConfig choose_kernel(const GemmShape& shape, const DeviceFacts& facts, const GemmConfig& overrides = {});
+
+// Every config the cost model weighed for `shape`, cheapest first (for TILECAST_PLAN_DEBUG and
+// tilecast-plan).
+std::vector<KernelConfig> rank_kernels(const GemmShape& shape, const DeviceFacts& facts,
+                                       const GemmConfig& overrides = {});
+
+}  // namespace tilecast::plan

@@ -1,0 +1,113 @@
+#include "api/device_state.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilecast/diagnostics.hpp"
+#include "tilecast/types.hpp"
+
+namespace tilecast::api {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
+}
+
+plan::DeviceFacts read_facts(int device) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  if (prop.major != 9 || prop.minor != 0)
+    throw Error(std::string("device ") + prop.name + " is compute capability " + std::to_string(prop.major) + "." +
+                std::to_string(prop.minor) + ": tilecast's kernels need SM90 (Hopper)");
+  plan::DeviceFacts f = plan::DeviceFacts::h200_model();
+  f.name = prop.name;
+  f.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
+  if (static_cast<uint32_t>(prop.multiProcessorCount) != f.num_sms) {
+    // Another Hopper part: scale the cluster placement of the model (the launch re-reads the real
+    // kernel's occupancy, so this only steers the planner).
+    const uint32_t sms = static_cast<uint32_t>(prop.multiProcessorCount);
+    f.max_active_clusters = {sms, sms / 2, sms * 30 / 132, sms * 15 / 132};
+    f.num_sms = sms;
+  }
+  return f;
+}
+
+}  // namespace
+
+struct DeviceState::CounterBlock {
+  uint32_t* device = nullptr;  // kPairs pairs of counters
+  std::map<cudaStream_t, uint32_t> slot;
+  static constexpr uint32_t kPairs = 256;
+};
+
+DeviceState& DeviceState::current() {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<DeviceState>> states;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard lock(mutex);
+  auto& s = states[device];
+  if (!s) s.reset(new DeviceState(device));
+  return *s;
+}
+
+DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device)) {
+  check(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
+  check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate");
+  void* host = nullptr;
+  check(cudaHostAlloc(&host, sizeof(WaitTimeoutRecord), cudaHostAllocMapped), "cudaHostAlloc");
+  record_host_ = static_cast<WaitTimeoutRecord*>(host);
+  *record_host_ = WaitTimeoutRecord{};
+  void* dev = nullptr;
+  check(cudaHostGetDevicePointer(&dev, host, 0), "cudaHostGetDevicePointer");
+  record_device_ = static_cast<WaitTimeoutRecord*>(dev);
+  counters_ = new CounterBlock;
+  check(cudaMalloc(reinterpret_cast<void**>(&counters_->device), CounterBlock::kPairs * 2 * sizeof(uint32_t)),
+        "cudaMalloc");
+  check(cudaMemset(counters_->device, 0, CounterBlock::kPairs * 2 * sizeof(uint32_t)), "cudaMemset");
+  // The process lives on with these: the library keeps them until exit.
+}
+
+uint32_t* DeviceState::unit_counters(cudaStream_t stream) {
+  std::lock_guard lock(mutex_);
+  auto it = counters_->slot.find(stream);
+  if (it == counters_->slot.end()) {
+    if (counters_->slot.size() == CounterBlock::kPairs)
+      throw Error("more than " + std::to_string(CounterBlock::kPairs) + " streams ran dynamic GEMMs on one device");
+    it = counters_->slot.emplace(stream, static_cast<uint32_t>(counters_->slot.size())).first;
+  }
+  return counters_->device + 2 * it->second;
+}
+
+}  // namespace tilecast::api
+
+namespace tilecast {
+
+std::optional<std::string> take_wait_timeout_report() {
+  api::DeviceState& s = api::DeviceState::current();
+  volatile WaitTimeoutRecord* r = s.wait_record_host();
+  if (r->magic != kWaitTimeoutMagic) return std::nullopt;
+  static const char* names[] = {"?", "full", "empty", "empty (teardown)", "unit full", "unit empty"};
+  const uint32_t b = r->barrier < 6 ? r->barrier : 0;
+  std::string text = "GEMM barrier wait timed out after " + std::to_string(r->timeout_ms) + " ms: " + names[b] +
+                     " barrier " + std::to_string(r->index) + " (parity " + std::to_string(r->parity) + "), block " +
+                     std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ", cluster rank " +
+                     std::to_string(r->cluster_rank);
+  r->magic = 0;
+  return text;
+}
+
+uint64_t wait_timeout_ns() {
+  static const uint64_t ns = [] {
+    const char* v = std::getenv("TILECAST_WAIT_TIMEOUT_MS");
+    const uint64_t ms = v && *v ? std::strtoull(v, nullptr, 10) : 60000;
+    return (ms ? ms : 60000) * 1000000ull;
+  }();
+  return ns;
+}
+
+}  // namespace tilecast

@@ -1,0 +1,49 @@
+// What the GEMM API keeps per device: its facts for the planner, a side stream for companion
+// launches, unit counters for dynamic scheduling, and the host-mapped record a timed-out barrier
+// wait writes. Made on the first call for a device; the first call must not be under stream
+// capture (it allocates).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "tilecast/device/pipeline/mbarrier.cuh"
+#include "tilecast/plan/device_facts.hpp"
+
+namespace tilecast::api {
+
+class DeviceState {
+ public:
+  // The state of the current device.
+  static DeviceState& current();
+
+  const plan::DeviceFacts& facts() const { return facts_; }
+  int device() const { return device_; }
+  cudaStream_t side_stream() const { return side_stream_; }
+  // Fork/join events for the companion launch.
+  cudaEvent_t fork_event() const { return fork_; }
+  cudaEvent_t join_event() const { return join_; }
+  WaitTimeoutRecord* wait_record_device() const { return record_device_; }
+  WaitTimeoutRecord* wait_record_host() const { return record_host_; }
+  // A pair of counters (next unit, finished clusters), zero between GEMMs, for the GEMMs that run
+  // on `stream`. Pairs are kept per stream so that GEMMs on concurrent streams never share one.
+  uint32_t* unit_counters(cudaStream_t stream);
+  // Serialises companion launches (they share the side stream and the events).
+  std::mutex& launch_mutex() { return launch_mutex_; }
+
+ private:
+  explicit DeviceState(int device);
+  int device_;
+  plan::DeviceFacts facts_;
+  cudaStream_t side_stream_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+  WaitTimeoutRecord* record_host_ = nullptr;
+  WaitTimeoutRecord* record_device_ = nullptr;
+  std::mutex mutex_, launch_mutex_;
+  struct CounterBlock;
+  CounterBlock* counters_ = nullptr;
+};
+
+}  // namespace tilecast::api

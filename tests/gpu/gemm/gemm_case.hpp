@@ -1,0 +1,32 @@
+// One GEMM checked against cuBLASLt on fresh random data, the output poisoned first.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tilecast/gemm.hpp"
+#include "tilecast/plan/heuristic.hpp"
+
+namespace tilecast::test {
+
+struct GemmCase {
+  const char* what = "";
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  DType out = DType::kBF16;
+  bool with_c = false;
+  GemmConfig config{};
+  std::string name() const;  // a gtest-safe name: what, sizes, dtype, C, config
+};
+
+// What a WarmItem needs to compile this case's kernels ahead of the GPU run.
+struct GemmCaseShape {
+  static plan::GemmShape of(const GemmCase& c);
+};
+
+// Runs the case on `stream` and returns whether D matched the reference and only D's view was
+// written (the failure message says what went wrong, with the seed to replay it).
+::testing::AssertionResult run_gemm_case(const GemmCase& c, cudaStream_t stream);
+
+}  // namespace tilecast::test

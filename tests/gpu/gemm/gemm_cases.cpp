@@ -1,0 +1,70 @@
+#include "gemm_cases.hpp"
+
+#include "tilecast/device/scheduler/cluster.cuh"
+
+namespace tilecast::test {
+namespace {
+
+GemmCase with_tiles(GemmCase c, const ClusterShape& cs) {
+  c.config.block_m = 128;
+  c.config.block_n = 128;
+  c.config.cluster_m = cs.m;
+  c.config.cluster_n = cs.n;
+  return c;
+}
+
+}  // namespace
+
+std::vector<GemmCase> correctness_cases() {
+  // With 128x128 tiles: 1024 = 8 blocks (full clusters of 2 and 4); 384 and 640 are 3 and 5
+  // blocks (a partial cluster of every shape); 1000 and 700 leave partial tiles too.
+  const GemmCase shapes[] = {
+      {"aligned", 1024, 1024, 512},        {"partial_tiles", 1000, 700, 320}, {"partial_clusters", 384, 640, 256},
+      {"odd_k", 640, 384, 200},            {"m1", 1, 512, 256},               {"large", 4096, 4096, 4096},
+      {"batched", 300, 520, 136, 3},
+  };
+  std::vector<GemmCase> out;
+  for (const ClusterShape& cs : kClusterShapes)
+    for (const GemmCase& s : shapes)
+      for (int variant = 0; variant < 4; ++variant) {
+        GemmCase c = with_tiles(s, cs);
+        c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+        c.with_c = (variant & 2) != 0;
+        out.push_back(c);
+      }
+  return out;
+}
+
+std::vector<GemmCase> heuristic_cases() {
+  return {{"deepgemm", 4096, 2112, 7168}, {"deepgemm", 128, 4096, 7168},  {"deepgemm", 4096, 576, 7168},
+          {"small_m", 64, 7168, 2048},    {"wide", 2048, 24576, 1536},    {"odd", 333, 2112, 712},
+          {"square", 8192, 8192, 1024}};
+}
+
+std::vector<GemmCase> companion_cases() {
+  std::vector<GemmCase> out;
+  const GemmCase shapes[] = {{"square", 4096, 4096, 1024}, {"odd", 1000, 1320, 200}, {"wide", 2048, 8192, 512}};
+  for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
+    for (const GemmCase& s : shapes) {
+      GemmCase c = with_tiles(s, cs);
+      c.config.companion = 1;
+      out.push_back(c);
+    }
+  return out;
+}
+
+std::vector<GemmCase> small_cases() {
+  std::vector<GemmCase> out;
+  for (const ClusterShape& cs : kClusterShapes) {
+    // 3 x 3 tiles of 128 and a K of two and a half k-steps.
+    GemmCase c = with_tiles({"small", 300, 330, 160}, cs);
+    c.with_c = true;
+    out.push_back(c);
+  }
+  GemmCase companion = with_tiles({"small_companion", 600, 700, 128}, {2, 2});
+  companion.config.companion = 1;
+  out.push_back(companion);
+  return out;
+}
+
+}  // namespace tilecast::test

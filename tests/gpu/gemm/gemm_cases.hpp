@@ -1,0 +1,21 @@
+// The GEMMs the GPU tests run, in one list that the tests and the JIT warm-up share (so that a
+// GPU run finds every kernel already compiled).
+#pragma once
+
+#include <vector>
+
+#include "gemm_case.hpp"
+
+namespace tilecast::test {
+
+// Every cluster shape x {aligned, partial tiles, partial clusters, odd K, m = 1, large, batched}
+// x {BF16, FP32 out} x {with, without C}, 128x128 tiles.
+std::vector<GemmCase> correctness_cases();
+// MISSION.md shapes (and a few odd ones) with the heuristic's own choices.
+std::vector<GemmCase> heuristic_cases();
+// Clusters of 4 with the companion launch.
+std::vector<GemmCase> companion_cases();
+// One small problem per cluster shape (the compute-sanitizer run), and the companion.
+std::vector<GemmCase> small_cases();
+
+}  // namespace tilecast::test

@@ -1,0 +1,38 @@
+// tilecast::gemm against cuBLASLt for every cluster shape, on aligned sizes, partial tiles,
+// partial clusters (odd tile counts both ways), K not a multiple of 64, m = 1, a large and a
+// batched problem; BF16 and FP32 output; with and without C (gemm_cases.cpp).
+#include <gtest/gtest.h>
+
+#include "gemm_cases.hpp"
+#include "tilecast_test/cuda_check.hpp"
+
+namespace tilecast::test {
+namespace {
+
+class GemmTest : public ::testing::TestWithParam<GemmCase> {
+ protected:
+  void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  void TearDown() override { cudaStreamDestroy(stream_); }
+  cudaStream_t stream_ = nullptr;
+};
+
+std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); }
+
+using GemmCorrectness = GemmTest;
+TEST_P(GemmCorrectness, MatchesCublas) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
+INSTANTIATE_TEST_SUITE_P(AllClusters, GemmCorrectness, ::testing::ValuesIn(correctness_cases()), case_name);
+
+using GemmHeuristic = GemmTest;
+TEST_P(GemmHeuristic, DefaultConfigMatchesCublas) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmHeuristic, ::testing::ValuesIn(heuristic_cases()), case_name);
+
+// Clusters of 4 with the companion launch of clusters of 2 sharing the unit counter.
+using GemmCompanion = GemmTest;
+TEST_P(GemmCompanion, MatchesCublasTwiceInARow) {
+  EXPECT_TRUE(run_gemm_case(GetParam(), stream_));
+  EXPECT_TRUE(run_gemm_case(GetParam(), stream_)) << "the second GEMM reuses the self-reset counters";
+}
+INSTANTIATE_TEST_SUITE_P(ClusterOf4, GemmCompanion, ::testing::ValuesIn(companion_cases()), case_name);
+
+}  // namespace
+}  // namespace tilecast::test

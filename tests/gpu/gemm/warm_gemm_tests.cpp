@@ -1,0 +1,36 @@
+// Compiles every kernel the GEMM GPU tests will launch into the JIT disk cache, in parallel, and
+// prints each one's NVRTC time and resource report. Needs no GPU; the device script runs it
+// before the tests so that none of them waits on a compile.
+//   tilecast-warm-gemm-tests [threads]
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "api/warm.hpp"
+#include "gemm_cases.hpp"
+
+int main(int argc, char** argv) {
+  using namespace tilecast;
+  const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : std::thread::hardware_concurrency();
+  std::vector<api::WarmItem> items;
+  for (auto list : {test::correctness_cases(), test::heuristic_cases(), test::companion_cases(), test::small_cases()})
+    for (const test::GemmCase& c : list) items.push_back({test::GemmCaseShape::of(c), c.config});
+  try {
+    const auto kernels = api::warm_jit_cache(items, threads);
+    int compiled = 0, spilling = 0;
+    double seconds = 0;
+    for (const api::WarmedKernel& k : kernels) {
+      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  stack %4u B  %s\n", k.from_cache ? "cached" : "compiled",
+                  k.compile_seconds, k.registers, k.spill_bytes, k.stack_bytes, k.name.c_str());
+      compiled += !k.from_cache;
+      seconds += k.compile_seconds;
+      spilling += k.spill_bytes > 0;
+    }
+    std::printf("%zu kernels: %d compiled (%.1f s of NVRTC, %.2f s each on average), %d with spills\n", kernels.size(),
+                compiled, seconds, compiled ? seconds / compiled : 0.0, spilling);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
