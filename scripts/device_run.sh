@@ -2,8 +2,10 @@
 # Hand this to the GPU machine (the device tool), with `.deps` carried:
 #   mkdir -p .deps && cp -r /usr/src/googletest .deps/     (once, here)
 #   run: scripts/device_run.sh          carry: [".deps"]
-# It configures and builds there, runs the cpu and gpu tests and the benchmark, and writes logs
-# and a summary under $OUT (at most 8 files come back). Knobs, all optional:
+# It configures and builds there, fills the JIT cache (carry `.jit-cache` filled here with
+# `tilecast-warm-gemm-tests` and `tilecast-bench --warm-jit` to skip most NVRTC time there),
+# runs the cpu and gpu tests and the benchmark, and writes logs and a summary under $OUT (at most
+# 8 files come back). Knobs, all optional:
 #   TC_CTEST_REGEX   only the tests matching this regex        TC_SKIP_TESTS=1  no tests
 #   TC_BENCH_ARGS    arguments for tilecast-bench               TC_SKIP_BENCH=1  no benchmark
 #   TC_EXTRA         a command run last, output in extra.log (sanitizers, ncu, ...)
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
 source scripts/env.sh
+export TILECAST_CACHE_DIR="${TILECAST_CACHE_DIR:-$PWD/.jit-cache}"
 summary="$OUT/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -22,7 +25,7 @@ note() { echo "$*" | tee -a "$summary"; }
   nvidia-smi -q -d CLOCK | sed -n '1,40p'
   nvcc --version | tail -2
   nproc
-} >"$OUT/device.txt" 2>&1
+} >"$summary" 2>&1
 note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 
 t0=$(date +%s)
@@ -33,11 +36,18 @@ else
   note "build: FAILED (see build.log)"; tail -40 "$OUT/build.log"; exit 1
 fi
 
+t0=$(date +%s)
+{ build/tests/gpu/gemm/tilecast-warm-gemm-tests "$(nproc)" | tail -3
+  build/tools/bench/tilecast-bench --warm-jit "$(nproc)" ${TC_BENCH_ARGS:-} | tail -1; } >"$OUT/warm.log" 2>&1
+note "jit warm-up: $(( $(date +%s) - t0 )) s; $(grep -h 'kernels' "$OUT/warm.log" | tr '\n' ' ')"
+
 if [ "${TC_SKIP_TESTS:-0}" != 1 ]; then
   regex=()
   [ -n "${TC_CTEST_REGEX:-}" ] && regex=(-R "$TC_CTEST_REGEX")
   for label in cpu gpu; do
-    ctest --test-dir build -L "^${label}\$" "${regex[@]}" --output-on-failure -j 4 \
+    # GPU tests one at a time: some measure co-residency or time, and all share one GPU.
+    jobs=8; [ "$label" = gpu ] && jobs=1
+    ctest --test-dir build -L "^${label}\$" "${regex[@]}" --output-on-failure -j "$jobs" \
       >"$OUT/ctest_${label}.log" 2>&1
     note "ctest $label: $(grep -E 'tests passed|tests failed' "$OUT/ctest_${label}.log" | tail -1)"
     grep -E '\*\*\*Failed|\*\*\*Timeout|Not Run|\*\*\*Skipped|Exception' "$OUT/ctest_${label}.log" | head -20 | tee -a "$summary"
@@ -46,7 +56,9 @@ fi
 
 if [ "${TC_SKIP_BENCH:-0}" != 1 ] && [ -x build/tools/bench/tilecast-bench ]; then
   # shellcheck disable=SC2086
-  build/tools/bench/tilecast-bench ${TC_BENCH_ARGS:-} --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1
+  # At most 8 files come back: summary, build, warm, two ctest logs, bench log and table, extra.
+  build/tools/bench/tilecast-bench ${TC_BENCH_ARGS:-} --results-md "$OUT/bench.md" \
+    >"$OUT/bench.log" 2>&1
   note "bench: exit $? (bench.log)"
   tail -60 "$OUT/bench.log"
 fi
