@@ -9,6 +9,7 @@
 #   TC_CTEST_REGEX   only the tests matching this regex        TC_SKIP_TESTS=1  no tests
 #   TC_BENCH_ARGS    arguments for tilecast-bench               TC_SKIP_BENCH=1  no benchmark
 #   TC_EXTRA         a command run last, output in extra.log (sanitizers, ncu, ...)
+#   TC_BUILD_TARGETS build only these targets (space-separated); default: everything
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
@@ -30,7 +31,7 @@ note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 t0=$(date +%s)
 if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-   cmake --build build -j "$(nproc)" >>"$OUT/build.log" 2>&1; then
+   cmake --build build -j "$(nproc)" ${TC_BUILD_TARGETS:+--target $TC_BUILD_TARGETS} >>"$OUT/build.log" 2>&1; then
   note "build: ok in $(( $(date +%s) - t0 )) s"
 else
   note "build: FAILED (see build.log)"; tail -40 "$OUT/build.log"; exit 1
