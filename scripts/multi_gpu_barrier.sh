@@ -101,7 +101,7 @@ fi
 if has single && [ "$ngpu" -ge 1 ]; then
   # In order of what matters most, each step bounded, so that a slow step cannot eat the rest.
   : >"$OUT/ctest.log"
-  timeout 150 ctest --test-dir "$B" -L '^gpu$' -R 'test_comm_gpu' --output-on-failure >>"$OUT/ctest.log" 2>&1 || status=1
+  timeout 150 ctest --test-dir "$B" -L '^gpu$' -R 'test_comm_gpu' -V >>"$OUT/ctest.log" 2>&1 || status=1
   note "ctest gpu comm (one process): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
   if grep -q 'test_comm_gpu_emulated_ranks .*Failed' "$OUT/ctest.log"; then
     # Tell apart a protocol bug from cooperative kernels that would not run side by side.

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -40,7 +41,7 @@ std::vector<Row> g_rows;
 
 void add(const Row& r) {
   g_rows.push_back(r);
-  std::printf("%-58s mean %8.3f us  p50 %8.3f  p99 %8.3f  max %9.3f  %s\n", r.what.c_str(), r.mean_us, r.p50_us,
+  std::printf("%-62s mean %8.3f us  p50 %8.3f  p99 %8.3f  max %9.3f  %s\n", r.what.c_str(), r.mean_us, r.p50_us,
               r.p99_us, r.max_us, r.note.c_str());
   std::fflush(stdout);
 }
@@ -94,7 +95,7 @@ void bench_grid_sync(int ctas, uint32_t rounds) {
   TC_CHECK_CUDA(cudaDeviceSynchronize());
   float ms = 0;
   cudaEventElapsedTime(&ms, e0, e1);
-  add({"grid sync alone, " + std::to_string(ctas) + " CTAs", 1000.0 * ms / rounds, 0, 0, 0, "mean only"});
+  add({"grid sync alone, " + std::to_string(ctas) + " CTAs", 1000.0 * ms / rounds, -1, -1, -1, "mean only"});
   cudaFree(counter);
   cudaFree(slots);
   cudaFree(stats);
@@ -114,7 +115,7 @@ void bench_launch_boundary(int ctas, int launches) {
   TC_CHECK_CUDA(cudaEventSynchronize(e1));
   float ms = 0;
   cudaEventElapsedTime(&ms, e0, e1);
-  add({"kernel boundary: empty kernel, " + std::to_string(ctas) + " CTAs, back to back", 1000.0 * ms / launches, 0, 0, 0,
+  add({"kernel boundary: empty kernel, " + std::to_string(ctas) + " CTAs, back to back", 1000.0 * ms / launches, -1, -1, -1,
        "stream launches"});
   // The same boundaries replayed from a CUDA graph (no CPU launch cost).
   cudaGraph_t g;
@@ -131,36 +132,47 @@ void bench_launch_boundary(int ctas, int launches) {
   cudaEventRecord(e1, s);
   TC_CHECK_CUDA(cudaEventSynchronize(e1));
   cudaEventElapsedTime(&ms, e0, e1);
-  add({"kernel boundary: empty kernel, " + std::to_string(ctas) + " CTAs, CUDA graph", 1000.0 * ms / (5 * per_graph), 0,
-       0, 0, "graph replay"});
+  add({"kernel boundary: empty kernel, " + std::to_string(ctas) + " CTAs, CUDA graph", 1000.0 * ms / (5 * per_graph), -1,
+       -1, -1, "graph replay"});
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
   cudaStreamDestroy(s);
 }
 
+// NCCL on one GPU can only be a one-rank communicator, which has nothing to exchange: the in-place
+// all-reduce may enqueue nothing at all, the out-of-place one a copy. Both are shown, as GPU time
+// between events and as host time per call, so that nobody mistakes them for a barrier.
 void bench_nccl(int iters) {
   ncclComm_t comm;
   int dev = 0;
   tc::check_nccl(ncclCommInitAll(&comm, 1, &dev), "ncclCommInitAll");
   int* buf;
-  TC_CHECK_CUDA(cudaMalloc(&buf, 4));
+  TC_CHECK_CUDA(cudaMalloc(&buf, 8));
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  for (int i = 0; i < 100; ++i) ncclAllReduce(buf, buf, 1, ncclInt32, ncclSum, comm, s);
-  cudaStreamSynchronize(s);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaEventRecord(e0, s);
-  for (int i = 0; i < iters; ++i) tc::check_nccl(ncclAllReduce(buf, buf, 1, ncclInt32, ncclSum, comm, s), "ncclAllReduce");
-  cudaEventRecord(e1, s);
-  TC_CHECK_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
   int version = 0;
   ncclGetVersion(&version);
-  add({"NCCL all-reduce of one int32, 1 rank (NCCL " + std::to_string(version) + ")", 1000.0 * ms / iters, 0, 0, 0,
-       "stream launches"});
+  for (bool in_place : {true, false}) {
+    int* recv = in_place ? buf : buf + 1;
+    for (int i = 0; i < 100; ++i) ncclAllReduce(buf, recv, 1, ncclInt32, ncclSum, comm, s);
+    cudaStreamSynchronize(s);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaEventRecord(e0, s);
+    for (int i = 0; i < iters; ++i) tc::check_nccl(ncclAllReduce(buf, recv, 1, ncclInt32, ncclSum, comm, s), "ncclAllReduce");
+    cudaEventRecord(e1, s);
+    TC_CHECK_CUDA(cudaEventSynchronize(e1));
+    const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    char note[96];
+    std::snprintf(note, sizeof note, "GPU time between events; host %.3f us per call", host_us);
+    add({std::string("NCCL ") + std::to_string(version) + " all-reduce of one int32, 1 rank, " +
+             (in_place ? "in place" : "out of place"),
+         1000.0 * ms / iters, -1, -1, -1, note});
+  }
   cudaFree(buf);
   ncclCommDestroy(comm);
 }
@@ -177,8 +189,13 @@ void write_markdown(const std::string& path, uint32_t rounds) {
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::fprintf(f, "| what | mean us | p50 us | p99 us | max us | note |\n|---|---|---|---|---|---|\n");
   for (const Row& r : g_rows) {
-    std::fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f | %s |\n", r.what.c_str(), r.mean_us, r.p50_us, r.p99_us,
-                 r.max_us, r.note.c_str());
+    auto cell = [](double v) {
+      char b[32] = "-";
+      if (v >= 0) std::snprintf(b, sizeof b, "%.3f", v);
+      return std::string(b);
+    };
+    std::fprintf(f, "| %s | %.3f | %s | %s | %s | %s |\n", r.what.c_str(), r.mean_us, cell(r.p50_us).c_str(),
+                 cell(r.p99_us).c_str(), cell(r.max_us).c_str(), r.note.c_str());
   }
   std::fprintf(f, "\n%s, %d SMs, driver API %d, %s, %u rounds per barrier row\n", p.name, p.multiProcessorCount, driver,
                date, rounds);

@@ -183,7 +183,8 @@ namespace {
   std::fprintf(stderr, "child: sync returned '%s'; record valid=%u rank=%d missing=%d counter=%u waited=%llu ns\n",
                cudaGetErrorString(error), t.valid, t.rank, t.missing_rank, t.counter,
                static_cast<unsigned long long>(t.waited_ns));
-  std::exit(trapped && fields ? 3 : 1);
+  std::fflush(nullptr);
+  std::_Exit(trapped && fields ? 3 : 1);  // no teardown of a context the trap has killed
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 // The grid sync on its own, and its co-residency: a full GPU of CTAs over many rounds; a grid
-// that cannot be co-resident refused with an error; another stream's kernel holding SMs while
-// the grid-sync kernel launches (cooperatively it must still complete; plainly it must end in
-// the timeout diagnostic rather than hang; leaving the held SMs free must also work).
+// that cannot be co-resident refused with an error (cooperative launch) or ended by the timeout
+// diagnostic (plain launch), never a hang; another stream's kernel holding SMs while the
+// grid-sync kernel launches (cooperatively it must still complete; leaving the held SMs free
+// must work too).
+//
+// Seen on our H200 (driver 580.159): a plain launch of a full grid behind a kernel that holds 8
+// SMs did not start partially, it waited for that kernel, so the DeepGEMM hang needs a grid that
+// can never fit, or a holder that waits for the grid; the oversized grid below is the former.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -137,13 +142,15 @@ namespace {
   const cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
     std::fprintf(stderr, "child: cooperative launch behind the hog failed: %s\n", cudaGetErrorString(e));
-    std::exit(4);
+    std::fflush(nullptr);
+    std::_Exit(4);
   }
   const uint32_t errors = rig.read_stats().errors;
   const double gap_ms = (static_cast<double>(*start) - static_cast<double>(*hog_end)) / 1e6;
   std::fprintf(stderr, "cooperative launch: its first CTA started %.3f ms %s the hog ended; %u errors\n",
                gap_ms < 0 ? -gap_ms : gap_ms, gap_ms < 0 ? "before" : "after", errors);
-  std::exit(errors == 0 ? 0 : 5);
+  std::fflush(nullptr);
+  std::_Exit(errors == 0 ? 0 : 5);
 }
 }  // namespace
 
@@ -169,26 +176,22 @@ TEST(CommGridSync, LeavingTheHeldSmsFreeWorks) {
 }
 
 namespace {
-[[noreturn]] void plain_launch_child() {
+// A plain launch of more CTAs than the GPU can hold at once: the first wave waits in the grid
+// sync for CTAs that can only start when the first wave exits, which it never does. DeepGEMM's
+// grid sync hangs here; ours must end in the diagnostic.
+[[noreturn]] void oversized_plain_launch_child() {
   ::dup2(2, 1);  // device printf goes to stdout; the death test reads stderr
-  GridRig rig(256);
-  auto* running = mapped<uint32_t>();
-  auto* hog_end = mapped<uint64_t>();
-  cudaStream_t hog_stream, stream;
-  TC_CHECK_CUDA(cudaStreamCreateWithFlags(&hog_stream, cudaStreamNonBlocking));
-  TC_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  start_hog(hog_stream, kHeldSms, kHogNs, running, hog_end);
-  // Plain launch of a full GPU's worth while 8 SMs are held: the resident CTAs wait in the grid
-  // sync for CTAs that cannot start until the hog ends. DeepGEMM hangs here; we must time out.
-  tc::testing::grid_rounds_kernel<<<rig.sms, 128, kFillSmSmem, stream>>>(rig.args(200, 100'000'000ull));
-  const cudaError_t e = cudaStreamSynchronize(stream);
+  GridRig rig(512);
+  tc::testing::grid_rounds_kernel<<<2 * rig.sms, 128, kFillSmSmem>>>(rig.args(20, 100'000'000ull));
+  const cudaError_t e = cudaDeviceSynchronize();
   std::fprintf(stderr, "child: sync returned '%s'\n", cudaGetErrorString(e));
-  std::exit(e != cudaSuccess ? 3 : 1);
+  std::fflush(nullptr);
+  std::_Exit(e != cudaSuccess ? 3 : 1);  // no teardown of a context the trap has killed
 }
 }  // namespace
 
-TEST(CommGridSyncDeathTest, PlainLaunchBehindAHogTimesOutWithTheDiagnostic) {
+TEST(CommGridSyncDeathTest, OversizedPlainGridTimesOutWithTheDiagnostic) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(plain_launch_child(), ::testing::ExitedWithCode(3),
-              "grid sync timed out after [0-9]+ ns: tag=test-grid rank=-1 .*are all CTAs co-resident");
+  EXPECT_EXIT(oversized_plain_launch_child(), ::testing::ExitedWithCode(3),
+              "grid sync timed out after [0-9]+ ns: tag=test-grid rank=-1 .*ranks=[0-9]+ .*are all CTAs co-resident");
 }
