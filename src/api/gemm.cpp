@@ -83,6 +83,9 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStr
     params.ldc = static_cast<uint64_t>(c->ld());
     params.c_batch = static_cast<uint64_t>(c->batch_step());
   }
+  params.d_ptr = d.data;
+  params.ldd = static_cast<uint64_t>(d.ld());
+  params.d_batch = static_cast<uint64_t>(d.batch_step());
   params.wait = {wait_timeout_ns(), dev.wait_record_device()};
 
   const dim3 block(128 * (1 + kc.consumer_warpgroups));

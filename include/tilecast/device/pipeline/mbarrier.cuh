@@ -10,6 +10,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/common.cuh"
+#include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
 
@@ -58,30 +59,21 @@ TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSi
   __trap();
 }
 
-// Waits for the phase of the given parity to complete. kClusterAcquire orders what the arriving
-// CTAs of the cluster did before their arrives (their reads of a stage) before what this thread
-// does next (overwriting that stage).
-template <bool kClusterAcquire = false>
+// Waits for the phase of the given parity to complete, with the instruction's default acquire
+// semantics (CTA scope), which pairs with mbarrier_arrive_cluster's release: a producer that sees
+// its empty barrier complete may overwrite the stage in every CTA that arrived.
 TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, const WaitBound& bound, WaitSite site) {
-  auto try_wait = [&] {
-    if constexpr (kClusterAcquire) {
-      return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cluster, bar, parity);
-    } else {
-      return cuda::ptx::mbarrier_try_wait_parity(bar, parity);
-    }
-  };
-  if (try_wait()) return;
+  if (cuda::ptx::mbarrier_try_wait_parity(bar, parity)) return;
   const uint64_t start = cuda::ptx::get_sreg_globaltimer();
-  while (!try_wait()) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
     if (cuda::ptx::get_sreg_globaltimer() - start > bound.timeout_ns) record_wait_timeout(bound, site, parity);
   }
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself
-// included), with release at cluster scope: this thread's reads of the stage happen before.
+// included): a consumer's release of a stage to the producer that refills it.
 TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_cluster(uint64_t* bar, uint32_t rank) {
-  uint64_t* remote = static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(bar), rank));
-  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster, remote);
+  ptx::mbarrier_arrive_remote(static_cast<uint32_t>(__cvta_generic_to_shared(bar)), rank);
 }
 
 #endif

@@ -47,6 +47,20 @@ TC_DEVICE TC_FORCEINLINE void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint3
                : "memory");
 }
 
+// mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [addr]; sm_90. Arrives on the
+// mbarrier at the same shared-memory offset in CTA `rank` of the cluster, with the instruction's
+// default semantics (release at CTA scope), as CUTLASS's cluster barrier does. cuda::ptx offers
+// the shared::cluster arrive only with .release.cluster, which orders more than a stage release
+// needs (the stage's reads are wgmma reads that wgmma.wait_group has already completed).
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_remote(uint32_t local_smem_addr, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(local_smem_addr),
+      "r"(rank)
+      : "memory");
+}
+
 // bar.sync id, count; sm_70. A barrier for a subset of the CTA's warps (a warpgroup).
 TC_DEVICE TC_FORCEINLINE void bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

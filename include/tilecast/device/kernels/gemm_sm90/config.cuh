@@ -81,6 +81,9 @@ struct GemmParams {
   // D = A * B^T + C: C has D's dtype and layout; element (g, r, c) at c_ptr + g * c_batch + r * ldc + c.
   const void* c_ptr = nullptr;
   uint64_t ldc = 0, c_batch = 0;
+  // D itself, for the slabs the TMA cannot store (see Epilogue::store).
+  void* d_ptr = nullptr;
+  uint64_t ldd = 0, d_batch = 0;
   // Dynamic units: the counter that all launches sharing the problem claim from, and the count of
   // clusters that finished; the last cluster to finish resets both for the next GEMM.
   uint32_t* unit_counter = nullptr;

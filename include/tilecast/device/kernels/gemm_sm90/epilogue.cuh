@@ -24,10 +24,22 @@ class Epilogue {
       : smem_(smem), tma_d_(tma_d), params_(params), warpgroup_(warpgroup), thread_(threadIdx.x % 128) {}
 
   TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kBlockN / 2]) {
+    // A TMA store writes whole 16-byte chunks: where a row of D does not end on a 16-byte
+    // boundary, storing the slab that holds the row's end would also write past it (into row
+    // padding, or the next columns of a wider matrix D is a slice of). That slab is stored
+    // element by element instead; slabs wholly past the end are not stored at all.
+    constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
+    const bool ragged_rows = (params_.problem.n * kOutBytes) % 16 != 0;
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kBlockN / Cfg::kSlabCols; ++slab) {
+        const uint32_t slab_col = slab * Cfg::kSlabCols;
+        if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
+        if (ragged_rows && slab_col + Cfg::kSlabCols > w.cols) {
+          store_direct(w, acc[a], a, slab);
+          continue;
+        }
         uint8_t* buffer = smem_.slabs[warpgroup_][buffer_];
         // The store that last read this buffer must be done reading it.
         if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
@@ -43,6 +55,29 @@ class Epilogue {
           cuda::ptx::cp_async_bulk_commit_group();
         }
         buffer_ ^= 1u;
+      }
+    }
+  }
+
+  // Slab `slab` of atom `atom` (plus C) straight to global memory, bounds checked per element.
+  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab) {
+    using Out = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
+    const CRows c_rows = c_rows_of(w, atom);
+    const uint32_t first_col = (thread_ % 32 % 4) * 2;
+    Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.d_batch : 0);
+    constexpr uint32_t kGroups = Cfg::kSlabCols / 8;
+#pragma unroll
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
+      if (tile_row >= w.rows) continue;
+      Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
+#pragma unroll
+      for (uint32_t g = 0; g < kGroups; ++g) {
+        const uint32_t j = slab * kGroups + g;
+        const uint32_t col = j * 8 + first_col;
+#pragma unroll
+        for (uint32_t e = 0; e < 2; ++e)
+          if (col + e < w.cols) row[col + e] = static_cast<Out>(value(acc, j, half, e, c_rows));
       }
     }
   }

@@ -54,7 +54,7 @@ TC_DEVICE void run_producer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a,
       const TileWork w = scheduler.work(step);
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
         // Every consumer warp of every CTA in the cluster has released this stage (release.cuh).
-        mbarrier_wait<true>(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmpty, state.stage});
+        mbarrier_wait(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmpty, state.stage});
         uint64_t* full = &smem.full[state.stage];
         if (w.valid) {
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
@@ -80,7 +80,7 @@ TC_DEVICE void run_producer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a,
   // S15: wait for the last round of releases on every stage, so that no peer still arrives on
   // this CTA's barriers (or reads a stage it shares) when it exits.
   for (uint32_t i = 0; i < Cfg::kStages; ++i) {
-    mbarrier_wait<true>(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmptyTeardown, state.stage});
+    mbarrier_wait(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmptyTeardown, state.stage});
     state.advance();
   }
 }

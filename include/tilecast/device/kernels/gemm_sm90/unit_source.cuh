@@ -65,7 +65,7 @@ class UnitSource {
  private:
   TC_DEVICE void claim_and_broadcast(uint32_t slot) {
     // The slot's previous unit must have been read by every reader of every CTA.
-    mbarrier_wait<true>(&smem_.unit_empty[slot], state_.phase ^ 1u, params_.wait, {BarrierId::kUnitEmpty, slot});
+    mbarrier_wait(&smem_.unit_empty[slot], state_.phase ^ 1u, params_.wait, {BarrierId::kUnitEmpty, slot});
     const uint32_t unit =
         cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*params_.unit_counter).fetch_add(1, cuda::memory_order_relaxed);
     for (uint32_t r = 0; r < Cfg::kClusterSize; ++r) {
