@@ -41,8 +41,12 @@ std::vector<Row> g_rows;
 
 void add(const Row& r) {
   g_rows.push_back(r);
-  std::printf("%-62s mean %8.3f us  p50 %8.3f  p99 %8.3f  max %9.3f  %s\n", r.what.c_str(), r.mean_us, r.p50_us,
-              r.p99_us, r.max_us, r.note.c_str());
+  if (r.p50_us < 0) {
+    std::printf("%-62s mean %8.3f us  %s\n", r.what.c_str(), r.mean_us, r.note.c_str());
+  } else {
+    std::printf("%-62s mean %8.3f us  p50 %8.3f  p99 %8.3f  max %9.3f  %s\n", r.what.c_str(), r.mean_us, r.p50_us,
+                r.p99_us, r.max_us, r.note.c_str());
+  }
   std::fflush(stdout);
 }
 
