@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Performance probe for the GPU machine (run after device_run.sh has built, e.g. through its
-# TC_EXTRA): cluster shapes and block sizes on the dense anchor shapes, and Nsight Compute's view
-# of the default 8192^3 kernel. Prints everything to stdout.
+# TC_EXTRA): cluster shapes and block sizes on dense anchor shapes, Nsight Compute's view of the
+# default 8192^3 kernel, and the SASS around its HGMMAs. Prints everything to stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bench=build/tools/bench/tilecast-bench
-shapes=(--shape 8192,8192,8192 --shape 4096,7168,2048 --shape 4096,2112,7168)
+shapes=(${TC_PROBE_SHAPES:---shape 8192,8192,8192 --shape 4096,7168,2048})
 run() {  # compile the variants in parallel first, then time them
   "$bench" --warm-jit "$(nproc)" "$@" | tail -1
-  TILECAST_PLAN_DEBUG=1 "$bench" --warmup 5 --iters 20 "$@" 2>&1 | grep -E "^(dense|m4096|shape|tilecast:|suite)|x cuBLAS" | grep -v "^tilecast-bench"
+  TILECAST_PLAN_DEBUG=1 "$bench" --warmup 5 --iters 20 "$@" 2>&1 |
+    grep -vE "^(command|timing|problems|tilecast library|tilecast-bench:)" | grep -vE "^ +(FAIL|rel_fro)" | head -40
 }
-echo "== cluster shapes (heuristic's blocks)"; run "${shapes[@]}" --cluster-compare
-for cfg in block=128x128x64 block=128x192x64 block=64x256x64 block=128x256x64,stages=3 block=128x256x64,cluster=1x1 \
-           block=128x256x64,cluster=2x1,multicast_b=0 block=128x256x64,swizzle=1 block=128x256x64,swizzle=16; do
+echo "== cluster shapes"; run "${shapes[@]}" --cluster-compare
+for cfg in ${TC_PROBE_CONFIGS:-block=128x128x64,cluster=2x1 block=128x256x64,cluster=1x1 block=128x256x64,cluster=2x1,stages=3}; do
   echo "== $cfg"; run "${shapes[@]}" --config "$cfg"
 done
 if command -v ncu >/dev/null; then
   echo "== ncu, default config, 8192^3"
-  ncu --clock-control none --kernel-name regex:gemm_sm90 --launch-count 1 \
-      --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-      --section SchedulerStats --section MemoryWorkloadAnalysis \
-      "$bench" --shape 8192,8192,8192 --warmup 0 --iters 1 2>&1 | grep -vE "^==PROF==|^tilecast-bench" | tail -120
+  ncu --clock-control none --kernel-name regex:gemm_sm90 --launch-count 1 --section SpeedOfLight \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_wait,smsp__average_warp_latency_issue_stalled_math_pipe_throttle,smsp__average_warp_latency_issue_stalled_membar,smsp__average_warp_latency_issue_stalled_sleeping,lts__t_bytes.sum.per_second,sm__cycles_active.avg \
+      "$bench" --shape 8192,8192,8192 --warmup 0 --iters 1 2>&1 | grep -vE "^==PROF==|^tilecast-bench" | sed -n '/Section\|sm__\|smsp__\|lts__/p;/Duration\|Throughput\|Elapsed/p' | head -40
+fi
+if command -v cuobjdump >/dev/null; then
+  echo "== SASS around the mainloop (128x256, cluster 2x1)"
+  printf '#include "tilecast/device/kernels/gemm_sm90/kernel.cuh"\nauto* p = &tilecast::gemm_sm90_kernel<128, 256, 4, 2, 1, 2, false, false, tilecast::GemmType::kNormal, false>;\n' >/tmp/probe.cu
+  nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Iinclude -I/usr/local/cuda/include/cccl -cubin -o /tmp/probe.cubin /tmp/probe.cu &&
+    cuobjdump -sass /tmp/probe.cubin | grep -nE "HGMMA|WARPGROUP|SYNCS|BAR|DEPBAR|WARPSYNC|BRA" | head -80
 fi
