@@ -32,7 +32,7 @@ DeviceFacts DeviceFacts::h200_model() {
   f.max_active_clusters = {132, 66, 30, 15};
   f.peak_bf16_tflops = 989.0;
   f.hbm_tb_per_s = 4.2;
-  f.l2_tb_per_s = 7.4;
+  f.l2_tb_per_s = 10.0;
   return f;
 }
 

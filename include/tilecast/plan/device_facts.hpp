@@ -26,8 +26,10 @@ struct DeviceFacts {
   uint32_t clusters_for(uint32_t cluster_size, uint32_t max_sms = 0) const;
 
   // Our H200: 132 SMs, 60 MiB L2; clusters of 1 and 2 fill all SMs, clusters of 4 and 8 fill
-  // 120 (measured 2026-11-29 with 200 KB CTAs); 989 TFLOPS dense BF16 (datasheet), 4.2 TB/s copy
-  // and about 7.4 TB/s L2 -> SM (measured).
+  // 120 (measured 2026-11-29 with 200 KB CTAs); 989 TFLOPS dense BF16 (datasheet), 4.2 TB/s copy.
+  // L2 -> SM: plain 16-byte loads from all SMs reach about 7.4 TB/s, but our TMA kernel without
+  // multicast sustained 9.3 TB/s at 794 TFLOPS on 8192^3 (bench/results/2026-11-29-h200-clusters.md),
+  // so the model uses 10 TB/s.
   static DeviceFacts h200_model();
 };
 
