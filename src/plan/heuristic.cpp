@@ -113,29 +113,36 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
   else bms = s.m <= 64 ? std::vector<uint32_t>{64} : std::vector<uint32_t>{64, 128};
+  // The dynamic-unit kernel (companion launch) with C at 256-wide tiles needs more registers than
+  // a consumer has: ptxas spills (tests/cpu/api/test_kernel_variants.cpp). 192 is the widest there.
+  const bool dynamic_with_c = o.companion == 1 && s.has_c;
+  if (dynamic_with_c && o.block_n > 192)
+    throw Error("config: block_n " + std::to_string(o.block_n) +
+                " with C and the companion launch spills registers; use 192 or less");
   if (o.block_n) bns = {o.block_n};
+  else if (dynamic_with_c) bns = {64, 128, 192};
   else bns = {64, 128, 192, 256};
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
 
   std::vector<KernelConfig> out;
+  std::string misfit;  // why the first candidate that did not fit did not
   for (uint32_t bm : bms)
     for (uint32_t bn : bns)
       for (const ClusterShape& cs : clusters) {
         if (!o.block_n && bn > align_up(s.n, 64)) continue;  // no tile wider than the problem
         KernelConfig c = evaluate(s, f, o, bm, bn, cs);
         if (c.stages < 2 || c.smem_bytes > kMaxSmemBytes) {
-          if (o.block_m || o.block_n || o.stages) {
-            if (bms.size() == 1 && bns.size() == 1 && clusters.size() == 1)
-              throw Error("config: block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " +
-                          std::to_string(c.stages) + " stages needs " + std::to_string(c.smem_bytes) +
-                          " bytes of shared memory, more than " + std::to_string(kMaxSmemBytes));
-          }
+          if (misfit.empty())
+            misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(c.stages) +
+                     " stages needs " + std::to_string(c.smem_bytes) + " bytes of shared memory, more than the " +
+                     std::to_string(kMaxSmemBytes) + " a CTA may have";
           continue;
         }
         out.push_back(c);
       }
+  if (out.empty()) throw Error("config: " + (misfit.empty() ? std::string("no candidate") : misfit));
   std::stable_sort(out.begin(), out.end(), [](const KernelConfig& a, const KernelConfig& b) {
     const double lo = std::min(a.estimated_us, b.estimated_us);
     if (std::abs(a.estimated_us - b.estimated_us) > 0.02 * lo) return a.estimated_us < b.estimated_us;
@@ -148,9 +155,7 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
 
 KernelConfig choose_kernel(const GemmShape& s, const DeviceFacts& f, const GemmConfig& o) {
   if (s.m == 0 || s.n == 0 || s.k == 0 || s.batch == 0) throw Error("gemm: empty problem");
-  std::vector<KernelConfig> ranked = rank_kernels(s, f, o);
-  if (ranked.empty()) throw Error("gemm: no kernel config fits the overrides given");
-  KernelConfig c = ranked.front();
+  KernelConfig c = rank_kernels(s, f, o).front();
   // Clusters of 4 leave SMs that cannot hold one; with the companion on, smaller clusters take
   // them. Off unless asked for, until measurements say where it pays.
   const uint32_t idle = f.num_sms - std::min(f.num_sms, c.num_clusters * c.cluster.size());
