@@ -31,9 +31,11 @@ const std::string kWorker = TILECAST_RDZV_WORKER;
 
 }  // namespace
 
+// Each run names its GPU count, so that the tests mean the same on a machine with GPUs (where
+// the launcher would otherwise count them) as on CI's without.
 TEST(CommLauncher, RanksMeetAndSwapDescriptors) {
   for (const char* how : {"socket", "auto"}) {
-    const Result r = run("-n 4 -- " + kWorker + " " + how);
+    const Result r = run("-n 4 --gpus 4 -- " + kWorker + " " + how);
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("worker: 4 ranks exchanged descriptors"), std::string::npos) << r.output;
   }
@@ -49,7 +51,7 @@ TEST(CommLauncher, OneFailingRankStopsTheOthers) {
   // would wait out the rendezvous timeout (120 s) if the launcher did not stop them.
   // A peer may notice the closed socket and exit before rank 2 is reaped, so the exit code is
   // whichever failure came first; rank 2's own is always named.
-  const Result r = run("-n 4 -- " + kWorker + " socket fail-rank 2");
+  const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2");
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("rank 2 exited with code 42"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("stopping the other"), std::string::npos) << r.output;
@@ -57,16 +59,16 @@ TEST(CommLauncher, OneFailingRankStopsTheOthers) {
 }
 
 TEST(CommLauncher, TimeoutAndBadUsage) {
-  Result r = run("-n 2 --timeout 1 -- sleep 60");
+  Result r = run("-n 2 --gpus 2 --timeout 1 -- sleep 60");
   EXPECT_EQ(r.code, 124) << r.output;
   EXPECT_LT(r.seconds, 20.0);
-  r = run("-n 2 -- sh -c 'exit 77'");
+  r = run("-n 2 --gpus 2 -- sh -c 'exit 77'");
   EXPECT_EQ(r.code, 77) << r.output;
   r = run("-n 3 --gpus 1 -- true");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("raise --procs-per-gpu"), std::string::npos) << r.output;
   r = run("-n 2");
   EXPECT_EQ(r.code, 2) << r.output;
-  r = run("-n 2 -- /nonexistent/program");
+  r = run("-n 2 --gpus 2 -- /nonexistent/program");
   EXPECT_EQ(r.code, 127) << r.output;
 }
