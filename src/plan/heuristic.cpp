@@ -84,8 +84,9 @@ KernelConfig evaluate(const GemmShape& s, const DeviceFacts& f, const GemmConfig
 void check_override(const GemmConfig& o) {
   if (o.block_m && o.block_m != 64 && o.block_m != 128)
     throw Error("config: block_m " + std::to_string(o.block_m) + " is not 64 or 128");
-  if (o.block_n && (o.block_n % 64 || o.block_n > 256))
-    throw Error("config: block_n " + std::to_string(o.block_n) + " is not 64, 128, 192 or 256");
+  if (o.block_n && o.block_n != 64 && o.block_n != 96 && o.block_n != 128 && o.block_n != 144 && o.block_n != 192 &&
+      o.block_n != 256)
+    throw Error("config: block_n " + std::to_string(o.block_n) + " is not 64, 96, 128, 144, 192 or 256");
   if (o.block_k && o.block_k != kBlockK) throw Error("config: block_k is 64 for BF16");
   if ((o.cluster_m == 0) != (o.cluster_n == 0)) throw Error("config: give cluster_m and cluster_n together");
   if (o.cluster_m) {
@@ -120,8 +121,8 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
     throw Error("config: block_n " + std::to_string(o.block_n) +
                 " with C and the companion launch spills registers; use 192 or less");
   if (o.block_n) bns = {o.block_n};
-  else if (dynamic_with_c) bns = {64, 128, 192};
-  else bns = {64, 128, 192, 256};
+  else if (dynamic_with_c) bns = {64, 96, 128, 144, 192};
+  else bns = {64, 96, 128, 144, 192, 256};
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
@@ -131,7 +132,7 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
   for (uint32_t bm : bms)
     for (uint32_t bn : bns)
       for (const ClusterShape& cs : clusters) {
-        if (!o.block_n && bn > align_up(s.n, 64)) continue;  // no tile wider than the problem
+        if (!o.block_n && bn > align_up(s.n, 16) && bn > 64) continue;  // no tile wider than the problem
         KernelConfig c = evaluate(s, f, o, bm, bn, cs);
         if (c.stages < 2 || c.smem_bytes > kMaxSmemBytes) {
           if (misfit.empty())

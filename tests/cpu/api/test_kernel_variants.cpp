@@ -22,7 +22,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   std::vector<WarmItem> items;
   int rotate = 0;
   for (uint32_t bm : {64u, 128u})
-    for (uint32_t bn : {64u, 128u, 192u, 256u})
+    for (uint32_t bn : {64u, 96u, 128u, 144u, 192u, 256u})
       for (DType out : {DType::kBF16, DType::kFP32})
         for (bool c : {false, true}) {
           WarmItem it;
@@ -56,7 +56,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
         items.push_back(it);
       }
   const auto kernels = warm_jit_cache(items, std::max(2u, std::thread::hardware_concurrency()));
-  EXPECT_GE(kernels.size(), 32u + 12u);
+  EXPECT_GE(kernels.size(), 48u + 15u);
   for (const WarmedKernel& k : kernels) {
     EXPECT_FALSE(k.from_cache) << k.name;
     EXPECT_EQ(k.spill_bytes, 0u) << k.name;

@@ -32,11 +32,22 @@ std::vector<GemmCase> correctness_cases() {
         c.with_c = (variant & 2) != 0;
         out.push_back(c);
       }
+  // Tiles 96 and 144 wide, whose last epilogue slab is narrower than the TMA store box.
+  for (const uint32_t bn : {96u, 144u})
+    for (const GemmCase& s : {GemmCase{"narrow_slab", 1000, 700, 320}, GemmCase{"narrow_slab_m1", 1, 576, 256}})
+      for (int variant = 0; variant < 4; ++variant) {
+        GemmCase c = with_tiles(s, variant < 2 ? ClusterShape{2, 1} : ClusterShape{1, 2});
+        c.config.block_n = bn;
+        c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+        c.with_c = variant >= 2;
+        out.push_back(c);
+      }
   return out;
 }
 
 std::vector<GemmCase> heuristic_cases() {
   return {{"deepgemm", 4096, 2112, 7168}, {"deepgemm", 128, 4096, 7168},  {"deepgemm", 4096, 576, 7168},
+          {"deepgemm", 128, 576, 7168},
           {"small_m", 64, 7168, 2048},    {"wide", 2048, 24576, 1536},    {"odd", 333, 2112, 712},
           {"square", 8192, 8192, 1024}};
 }

@@ -9,7 +9,7 @@
 namespace tilecast::test {
 
 // Every cluster shape x {aligned, partial tiles, partial clusters, odd K, m = 1, large, batched}
-// x {BF16, FP32 out} x {with, without C}, 128x128 tiles.
+// x {BF16, FP32 out} x {with, without C}, 128x128 tiles; and 96- and 144-wide tiles.
 std::vector<GemmCase> correctness_cases();
 // MISSION.md shapes (and a few odd ones) with the heuristic's own choices.
 std::vector<GemmCase> heuristic_cases();

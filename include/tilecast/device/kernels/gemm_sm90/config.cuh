@@ -51,6 +51,8 @@ struct GemmSm90Config {
   static constexpr uint32_t kSlabCols = kOutputFP32 ? 32 : 64;
   static constexpr uint32_t kSlabBytes = kSlabRows * 128;
   static constexpr uint32_t kSlabBuffers = 2;
+  // Slabs per atom; a last one narrower than kSlabCols (block N 96 or 144) is stored directly.
+  static constexpr uint32_t kSlabs = (kBlockN + kSlabCols - 1) / kSlabCols;
 
   // Registers after setmaxnreg: the producer keeps few, the consumers take the rest
   // (128 * 56 + 256 * 224 <= 65536 for two consumer warpgroups; the producer's scheduler state
@@ -64,7 +66,8 @@ struct GemmSm90Config {
   static constexpr uint32_t kUnitReadersPerCta = 1 + kConsumerWarps;
 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "block M is 64, 128 or 256");
-  static_assert(kBlockN % 64 == 0 && kBlockN >= 64 && kBlockN <= 256, "block N is 64, 128, 192 or 256");
+  static_assert(kBlockN == 64 || kBlockN == 96 || kBlockN == 128 || kBlockN == 144 || kBlockN == 192 || kBlockN == 256,
+                "block N is one of the wgmma widths of ptx/wgmma_bf16.cuh");
   static_assert(kWarpgroupM == 64 || kWarpgroupM == 128, "each consumer warpgroup takes 64 or 128 rows");
   static_assert(kAccumulators <= 128, "more accumulators than a consumer thread can hold");
   static_assert(kClusterSize == 1 || kClusterSize == 2 || kClusterSize == 4, "clusters of 1, 2 or 4 CTAs");

@@ -33,10 +33,12 @@ class Epilogue {
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
 #pragma unroll
-      for (uint32_t slab = 0; slab < Cfg::kBlockN / Cfg::kSlabCols; ++slab) {
+      for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
-        if (ragged_rows && slab_col + Cfg::kSlabCols > w.cols) {
+        // A slab narrower than the TMA box (the last of a 96- or 144-wide tile) goes direct too.
+        const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
+        if (narrow || (ragged_rows && slab_col + Cfg::kSlabCols > w.cols)) {
           store_direct(w, acc[a], a, slab);
           continue;
         }
@@ -74,6 +76,7 @@ class Epilogue {
 #pragma unroll
       for (uint32_t g = 0; g < kGroups; ++g) {
         const uint32_t j = slab * kGroups + g;
+        if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
         const uint32_t col = j * 8 + first_col;
 #pragma unroll
         for (uint32_t e = 0; e < 2; ++e)
