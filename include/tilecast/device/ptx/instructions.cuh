@@ -61,9 +61,11 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_remote(uint32_t local_smem_addr, u
       : "memory");
 }
 
-// bar.sync id, count; sm_70. A barrier for a subset of the CTA's warps (a warpgroup).
-TC_DEVICE TC_FORCEINLINE void bar_sync(uint32_t id, uint32_t threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+// barrier.sync id, count; sm_70. A barrier for a subset of the CTA's warps (a warpgroup). Not
+// .aligned (bar.sync is): its threads may arrive from divergent code, such as after a branch that
+// only thread 0 of the warpgroup takes.
+TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace tilecast::ptx

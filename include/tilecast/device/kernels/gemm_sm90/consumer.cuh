@@ -51,6 +51,9 @@ TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& e
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     mbarrier_wait(&smem.full[state.stage], state.phase, bound, {BarrierId::kFull, state.stage});
+    // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
+    // need the whole warp converged.
+    __syncwarp();
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll

@@ -92,7 +92,7 @@ class Epilogue {
 
  private:
   TC_DEVICE TC_FORCEINLINE void sync() {
-    ptx::bar_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
+    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
   }
 
   // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom.
@@ -109,6 +109,7 @@ class Epilogue {
     const uint32_t lane = thread_ % 32;
     CRows c_rows = c_rows_of(w, atom);
     if constexpr (!Cfg::kOutputFP32) {
+      __syncwarp();  // stmatrix is .aligned: the warp must be converged
       // stmatrix x4: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (0-7, 8j+8..), (8-15, 8j+8..).
       const uint32_t matrix = lane / 8;
       const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;

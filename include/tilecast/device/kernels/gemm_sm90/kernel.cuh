@@ -47,6 +47,7 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
   }
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
   cuda::ptx::barrier_cluster_wait();
+  __syncwarp();  // setmaxnreg and wgmma are .aligned: start every warp converged
 
   // Each role is one branch, through to the end: setmaxnreg gives each its own register budget
   // only when no code after the split is shared.
