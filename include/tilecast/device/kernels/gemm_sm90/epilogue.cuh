@@ -92,6 +92,9 @@ class Epilogue {
 
  private:
   TC_DEVICE TC_FORCEINLINE void sync() {
+    // Reconverge the warp first (thread 0 may come from the store-wait branch): compute-sanitizer's
+    // synccheck reports warps that reach a CTA barrier divergent.
+    __syncwarp();
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
   }
 

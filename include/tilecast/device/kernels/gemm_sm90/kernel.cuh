@@ -14,6 +14,7 @@ namespace tilecast {
 
 // No CTA leaves while a peer may still arrive on its barriers or write its unit slots.
 TC_DEVICE TC_FORCEINLINE void leave_cluster() {
+  __syncwarp();  // the producer's lane 0 comes late: arrive as one warp
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
   cuda::ptx::barrier_cluster_wait();
 }
