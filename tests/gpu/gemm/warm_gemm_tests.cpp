@@ -1,9 +1,10 @@
 // Compiles every kernel the GEMM GPU tests will launch into the JIT disk cache, in parallel, and
 // prints each one's NVRTC time and resource report. Needs no GPU; the device script runs it
 // before the tests so that none of them waits on a compile.
-//   tilecast-warm-gemm-tests [threads]
+//   tilecast-warm-gemm-tests [threads] [small]   (small: only the sanitizer subset, small_cases())
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "api/warm.hpp"
@@ -13,7 +14,11 @@ int main(int argc, char** argv) {
   using namespace tilecast;
   const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : std::thread::hardware_concurrency();
   std::vector<api::WarmItem> items;
-  for (auto list : {test::correctness_cases(), test::heuristic_cases(), test::companion_cases(), test::small_cases()})
+  const bool only_small = argc > 2 && std::string(argv[2]) == "small";
+  auto lists = only_small ? std::vector<std::vector<test::GemmCase>>{test::small_cases()}
+                          : std::vector<std::vector<test::GemmCase>>{test::correctness_cases(), test::heuristic_cases(),
+                                                                     test::companion_cases(), test::small_cases()};
+  for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::GemmCaseShape::of(c), c.config});
   try {
     const auto kernels = api::warm_jit_cache(items, threads);
