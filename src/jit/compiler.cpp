@@ -169,9 +169,13 @@ Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include)
 }
 
 std::vector<std::string> Compiler::fixed_options() const {
-  return {std::string("-arch=") + kArch, "-std=c++20", "-default-device",
-          "--ptxas-options=-v",             // the resource report in the program log
-          "--ptxas-options=--warn-on-spills"};
+  std::vector<std::string> o = {std::string("-arch=") + kArch, "-std=c++20", "-default-device",
+                                "--ptxas-options=-v",  // the resource report in the program log
+                                "--ptxas-options=--warn-on-spills"};
+  // TILECAST_JIT_LINEINFO=1: source lines in the cubin, for compute-sanitizer and Nsight reports
+  // (part of the cache key, like every option).
+  if (env_string("TILECAST_JIT_LINEINFO").value_or("") == "1") o.push_back("-lineinfo");
+  return o;
 }
 
 std::vector<std::string> Compiler::options(const KernelSpec& spec) const {

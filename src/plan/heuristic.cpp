@@ -114,14 +114,14 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
   else bms = s.m <= 64 ? std::vector<uint32_t>{64} : std::vector<uint32_t>{64, 128};
-  // The dynamic-unit kernel (companion launch) with C at 256-wide tiles needs more registers than
-  // a consumer has: ptxas spills (tests/cpu/api/test_kernel_variants.cpp). 192 is the widest there.
-  const bool dynamic_with_c = o.companion == 1 && s.has_c;
-  if (dynamic_with_c && o.block_n > 192)
+  // The dynamic-unit kernel (companion launch) at 256-wide tiles needs more registers than its
+  // threads have: ptxas spills (tests/cpu/api/test_kernel_variants.cpp). 192 is the widest there.
+  const bool dynamic = o.companion == 1;
+  if (dynamic && o.block_n > 192)
     throw Error("config: block_n " + std::to_string(o.block_n) +
-                " with C and the companion launch spills registers; use 192 or less");
+                " with the companion launch spills registers; use 192 or less");
   if (o.block_n) bns = {o.block_n};
-  else if (dynamic_with_c) bns = {64, 96, 128, 144, 192};
+  else if (dynamic) bns = {64, 96, 128, 144, 192};
   else bns = {64, 96, 128, 144, 192, 256};
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};

@@ -114,6 +114,7 @@ TEST(Heuristic, ImpossibleOverridesAreRefused) {
   GemmShape with_c = s;
   with_c.has_c = true;
   EXPECT_THROW(choose_kernel(with_c, f, o), Error) << "this variant spills";
+  EXPECT_THROW(choose_kernel(s, f, o), Error) << "with or without C";
   o.block_n = 0;
   o.cluster_m = 2;
   o.cluster_n = 2;

@@ -40,11 +40,10 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
           items.push_back(it);
         }
   // Clusters of 4 with the companion: the dynamic-unit main kernel and the companion kernel
-  // (with C the planner stops at 192-wide tiles, see heuristic.cpp).
+  // (the planner stops at 192-wide tiles there, see heuristic.cpp).
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
-    for (uint32_t bn : {128u, 192u, 256u})
+    for (uint32_t bn : {128u, 192u})
       for (bool c : {false, true}) {
-        if (c && bn > 192) continue;
         WarmItem it;
         it.shape.m = it.shape.n = it.shape.k = 4096;
         it.shape.has_c = c;
@@ -56,7 +55,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
         items.push_back(it);
       }
   const auto kernels = warm_jit_cache(items, std::max(2u, std::thread::hardware_concurrency()));
-  EXPECT_GE(kernels.size(), 48u + 15u);
+  EXPECT_GE(kernels.size(), 48u + 12u);
   for (const WarmedKernel& k : kernels) {
     EXPECT_FALSE(k.from_cache) << k.name;
     EXPECT_EQ(k.spill_bytes, 0u) << k.name;
