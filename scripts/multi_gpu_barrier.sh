@@ -146,7 +146,7 @@ if has multi; then
       echo "=== $name: $*" >>"$ml"
       timeout 300 "$launch" --timeout 280 "$@" >>"$ml" 2>&1
     }
-    run correct -n "$ngpu" -- "$worker" --rounds 20000 --ctas 4 --words 64 --meta nccl || fail "multi correctness"
+    run correct -n "$ngpu" -- "$worker" --rounds 100000 --ctas 4 --words 64 --meta nccl || fail "multi correctness"
     run wrap -n "$ngpu" -- "$worker" --rounds 1000 --ctas 4 --wrap --meta nccl --fd socket || fail "multi wrap"
     for form in epoch ps; do
       run "negative-$form" -n "$ngpu" -- "$worker" --rounds 64 --form "$form" --missing-rank $((ngpu - 1)) \
