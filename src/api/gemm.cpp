@@ -66,6 +66,7 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStr
 
   const TmaDescriptor tma_a = descriptor(a, kc.block_m, 64);
   const TmaDescriptor tma_b = descriptor(b, kc.block_n, 64);
+  // D's box is one epilogue slab: 64 rows of 128 bytes (GemmSm90Config::kSlabRows, kSlabCols).
   const TmaDescriptor tma_d = descriptor(d, 64, shape.out == DType::kFP32 ? 32 : 64);
 
   GemmParams params;

@@ -29,12 +29,8 @@ jit::KernelSpec gemm_kernel_spec(const plan::KernelConfig& kc, const ClusterShap
 std::vector<jit::KernelSpec> gemm_kernel_specs(const plan::GemmShape& s, const GemmConfig& o,
                                                const plan::DeviceFacts& facts) {
   const plan::KernelConfig kc = plan::choose_kernel(s, facts, o);
-  std::vector<jit::KernelSpec> specs = {gemm_kernel_spec(kc, kc.cluster, s, false)};
-  if (kc.dynamic_units()) {
-    specs.push_back(gemm_kernel_spec(kc, kc.cluster, s, true));
-    specs.push_back(gemm_kernel_spec(kc, kc.companion, s, true));
-  }
-  return specs;
+  if (!kc.dynamic_units()) return {gemm_kernel_spec(kc, kc.cluster, s, false)};
+  return {gemm_kernel_spec(kc, kc.cluster, s, true), gemm_kernel_spec(kc, kc.companion, s, true)};
 }
 
 GemmLaunchPlan make_launch_plan(const plan::GemmShape& s, const GemmConfig& o, DeviceState& dev) {
@@ -43,7 +39,9 @@ GemmLaunchPlan make_launch_plan(const plan::GemmShape& s, const GemmConfig& o, D
   plan::KernelConfig& kc = lp.config;
   jit::Runtime& jit = jit::Runtime::instance();
   const dim3 block(128 * (1 + kc.consumer_warpgroups));
-  lp.main = &jit.kernel(gemm_kernel_spec(kc, kc.cluster, s, false));
+  // The dynamic-unit and static kernels have the same threads, shared memory and register cap,
+  // so the occupancy of the one planned answers for both.
+  lp.main = &jit.kernel(gemm_kernel_spec(kc, kc.cluster, s, kc.dynamic_units()));
   const uint32_t resident =
       static_cast<uint32_t>(jit::max_active_clusters(*lp.main, kc.cluster.size(), block, kc.smem_bytes));
   if (resident == 0)
@@ -58,10 +56,11 @@ GemmLaunchPlan make_launch_plan(const plan::GemmShape& s, const GemmConfig& o, D
     lp.companion_clusters = budget > used ? (budget - used) / kc.companion.size() : 0;
     kc.companion_clusters = lp.companion_clusters;
     if (lp.companion_clusters > 0) {
-      lp.main = &jit.kernel(gemm_kernel_spec(kc, kc.cluster, s, true));
       lp.companion = &jit.kernel(gemm_kernel_spec(kc, kc.companion, s, true));
     } else {
+      // No SM left for a companion: a plain launch of the static kernel.
       kc.companion = {0, 0};
+      lp.main = &jit.kernel(gemm_kernel_spec(kc, kc.cluster, s, false));
     }
   }
   if (const char* debug = std::getenv("TILECAST_PLAN_DEBUG"); debug && *debug == '1')
