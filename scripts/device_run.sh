@@ -7,7 +7,7 @@
 # runs the cpu and gpu tests and the benchmark, and writes logs and a summary under $OUT (at most
 # 8 files come back). Knobs, all optional:
 #   TC_CTEST_REGEX   only the tests matching this regex        TC_SKIP_TESTS=1  no tests
-#   TC_CTEST_EXCLUDE not the tests matching this regex
+#   TC_CTEST_EXCLUDE not the tests matching this regex         TC_CTEST_LABELS  default "cpu gpu"
 #   TC_BENCH_ARGS    arguments for tilecast-bench               TC_SKIP_BENCH=1  no benchmark
 #   TC_EXTRA         a command run last, output in extra.log (sanitizers, ncu, ...)
 #   TC_BUILD_TARGETS build only these targets (space-separated); default: everything
@@ -47,7 +47,7 @@ if [ "${TC_SKIP_TESTS:-0}" != 1 ]; then
   regex=()
   [ -n "${TC_CTEST_REGEX:-}" ] && regex=(-R "$TC_CTEST_REGEX")
   [ -n "${TC_CTEST_EXCLUDE:-}" ] && regex+=(-E "$TC_CTEST_EXCLUDE")
-  for label in cpu gpu; do
+  for label in ${TC_CTEST_LABELS:-cpu gpu}; do
     # GPU tests one at a time: some measure co-residency or time, and all share one GPU.
     jobs=8; [ "$label" = gpu ] && jobs=1
     # The cpu tests choose their own JIT cache folders: keep the shared warm cache away from them.

@@ -16,11 +16,17 @@ for cfg in ${TC_PROBE_CONFIGS:-block=128x128x64,cluster=2x1 block=128x256x64,clu
   echo "== $cfg"; run "${shapes[@]}" --config "$cfg"
 done
 if command -v ncu >/dev/null; then
-  echo "== ncu, default config, 8192^3"
-  ncu --clock-control none --kernel-name regex:gemm_sm90 --launch-count 1 --section SpeedOfLight \
-      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_wait,smsp__average_warp_latency_issue_stalled_math_pipe_throttle,smsp__average_warp_latency_issue_stalled_membar,smsp__average_warp_latency_issue_stalled_sleeping,lts__t_bytes.sum.per_second,sm__cycles_active.avg \
-      "$bench" --shape 8192,8192,8192 --warmup 0 --iters 1 2>&1 | grep -vE "^==PROF==|^tilecast-bench" | sed -n '/Section\|sm__\|smsp__\|lts__/p;/Duration\|Throughput\|Elapsed/p' | head -40
+  # Both kernels of one shape: ours (gemm_sm90) and cuBLAS's (its reference FP32 run and its timed
+  # BF16 run), so the two can be read side by side.
+  ncu_shape=${TC_PROBE_NCU_SHAPE:-8192,8192,8192}
+  echo "== ncu, default config and cuBLAS, $ncu_shape"
+  ncu --clock-control none --kernel-name regex:'gemm|xmma|cutlass|sm90' --launch-count 4 \
+      --section SpeedOfLight --section LaunchStats \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_wait,smsp__average_warp_latency_issue_stalled_math_pipe_throttle,smsp__average_warp_latency_issue_stalled_membar,smsp__average_warp_latency_issue_stalled_sleeping,lts__t_bytes.sum.per_second,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,lts__t_sector_hit_rate.pct,dram__bytes_read.sum \
+      "$bench" --shape "$ncu_shape" --warmup 0 --iters 1 ${TC_PROBE_NCU_ARGS:-} 2>&1 | grep -vE "^==PROF==|^tilecast-bench" |
+      grep -vE "^ +-+ +-+|^ *$|OPT |INF |WRN " | head -${TC_PROBE_NCU_LINES:-160}
 fi
+[ "${TC_PROBE_SASS:-1}" = 1 ] || exit 0
 if command -v cuobjdump >/dev/null; then
   echo "== SASS around the mainloop (128x256, cluster 2x1)"
   printf '#include "tilecast/device/kernels/gemm_sm90/kernel.cuh"\nauto* p = &tilecast::gemm_sm90_kernel<128, 256, 4, 2, 1, 2, false, false, tilecast::GemmType::kNormal, false>;\n' >/tmp/probe.cu

@@ -101,12 +101,8 @@ void check_override(const GemmConfig& o) {
 }  // namespace
 
 uint32_t gemm_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages, uint32_t consumer_warpgroups) {
-  // GemmSm90Smem: the A ring, the B ring and the epilogue slabs, each 1024-aligned; then 2 * stages
-  // + 4 mbarriers and 2 unit slots; the whole rounded to its 1024-byte alignment.
-  uint32_t bytes = align_up(stages * block_m * 128, 1024) + align_up(stages * block_n * 128, 1024) +
-                   consumer_warpgroups * 2 * 8192;
-  bytes += (2 * stages + 4) * 8 + 2 * 4;
-  return align_up(bytes, 1024) + 1024;
+  return gemm_sm90_smem_bytes(block_m, block_n, stages, consumer_warpgroups,
+                              gemm_sm90_slab_buffers(block_m, block_n, stages, consumer_warpgroups));
 }
 
 std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f, const GemmConfig& o) {

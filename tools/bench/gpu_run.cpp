@@ -64,17 +64,6 @@ struct Runner {
       cublas->run_reference(stream);
       TC_CUDA_CHECK(cudaStreamSynchronize(stream));
       have_reference = true;
-      // The faster of the baseline's variants (one, except for m-grouped problems).
-      for (const BaselineVariant& v : cublas->variants()) {
-        const TimingStats t = time_on_gpu(v.run, stream, flusher, o.warmup, o.iters, &probe);
-        if (!base.cublas.ran || t.median_us < base.cublas.t.median_us) {
-          base.cublas.t = t;
-          base.cublas.ran = true;
-          base.cublas_variant = v.name;
-          base.cublas_algo = v.algo;
-        }
-      }
-      if (base.cublas.ran) finish(base.cublas, p, base.roofline);
     } catch (const std::exception& e) {
       base.cublas_error = e.what();
       if (context_lost(fatal)) {
@@ -87,20 +76,26 @@ struct Runner {
       return;
     }
 
+    // Each config once on a poisoned output, checked against the FP32 reference.
     const std::vector<GemmConfig> configs =
         o.cluster_compare ? cluster_compare_configs(o.config) : std::vector<GemmConfig>{o.config};
+    std::vector<Row> rows;
+    std::vector<Enqueue> timed;      // the cuBLAS variants first, then the configs that ran
+    std::vector<Row*> timed_rows;    // the row of each timed config
+    if (have_reference)
+      for (const BaselineVariant& v : cublas->variants()) timed.push_back(v.run);
+    const size_t num_baselines = timed.size();
+    rows.reserve(configs.size());
     for (const GemmConfig& cfg : configs) {
-      Row r = base;
+      Row& r = rows.emplace_back(base);
       r.config = describe(cfg);
       const TilecastCall call = make_tilecast_call(p, *w, cfg);
       if (!call.run) {
         r.tilecast_status = "unavailable";
         r.tilecast_detail = call.unavailable;
-        emit(std::move(r));
         continue;
       }
       try {
-        // Once on a poisoned output, checked against the FP32 reference; then timed.
         test::poison(w->d_tilecast, stream);
         call.run(stream);
         TC_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -112,17 +107,48 @@ struct Runner {
           r.verified = true;
           r.verify_pass = r.written.ok() && test::passes(r.cmp, r.tol);
         }
-        r.tilecast.t = time_on_gpu(call.run, stream, flusher, o.warmup, o.iters, &probe);
-        finish(r.tilecast, p, r.roofline);
         r.tilecast_status = "ok";
+        timed.push_back(call.run);
+        timed_rows.push_back(&r);
       } catch (const std::exception& e) {
         r.tilecast_status = "error";
         r.tilecast_detail = e.what();
-        if (context_lost(fatal)) {
-          emit(std::move(r));
-          return;
-        }
+        if (context_lost(fatal)) break;
       }
+    }
+
+    // cuBLAS and every config timed in turn within one loop (same clocks for all).
+    if (fatal.empty() && !timed.empty()) {
+      try {
+        const std::vector<TimingStats> t = time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe);
+        for (size_t j = 0; j < num_baselines; ++j) {
+          const BaselineVariant& v = cublas->variants()[j];
+          if (!base.cublas.ran || t[j].median_us < base.cublas.t.median_us) {
+            base.cublas.t = t[j];
+            base.cublas.ran = true;
+            base.cublas_variant = v.name;
+            base.cublas_algo = v.algo;
+          }
+        }
+        if (base.cublas.ran) finish(base.cublas, p, base.roofline);
+        for (size_t j = 0; j < timed_rows.size(); ++j) {
+          timed_rows[j]->tilecast.t = t[num_baselines + j];
+          finish(timed_rows[j]->tilecast, p, timed_rows[j]->roofline);
+        }
+      } catch (const std::exception& e) {
+        for (Row* r : timed_rows) {
+          r->tilecast_status = "error";
+          r->tilecast_detail = std::string("timing: ") + e.what();
+        }
+        base.cublas_error = std::string("timing: ") + e.what();
+        context_lost(fatal);
+      }
+    }
+    for (Row& r : rows) {
+      r.cublas = base.cublas;
+      r.cublas_variant = base.cublas_variant;
+      r.cublas_algo = base.cublas_algo;
+      if (r.cublas_error.empty()) r.cublas_error = base.cublas_error;
       emit(std::move(r));
     }
   }

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   }
 
   info.gpu_mode = true;
-  std::printf("timing: median of %d iterations after %d warm-up, L2 flush %zu MiB before each\n", o.iters,
+  std::printf("timing: median of %d iterations after %d warm-up, cuBLAS and tilecast in turn, L2 flush %zu MiB before each\n", o.iters,
               o.warmup, o.flush_bytes >> 20);
   try {
     return run_on_gpu(o, problems, info);

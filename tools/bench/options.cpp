@@ -61,7 +61,8 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
 
 timing
   --warmup N          warm-up iterations (default 10)
-  --iters N           timed iterations, median reported (default 50)
+  --iters N           timed iterations, median reported (default 50); cuBLAS and every
+                      tilecast config of a problem run in turn within one loop
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)

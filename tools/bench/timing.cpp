@@ -44,55 +44,72 @@ void L2Flusher::flush(cudaStream_t stream) const {
   if (buffer_.bytes()) TC_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
 }
 
-TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
-                        int iters, const ClockProbe* probe) {
-  TimingStats st;
+std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
+                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe) {
+  const size_t n = fns.size();
+  std::vector<TimingStats> out(n);
+  if (n == 0) return out;
   if (iters < 1) iters = 1;
-  for (int i = 0; i < warmup; ++i) {
-    flusher.flush(stream);
-    fn(stream);
-  }
+  for (int i = 0; i < warmup; ++i)
+    for (const Enqueue& fn : fns) {
+      flusher.flush(stream);
+      fn(stream);
+    }
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
   TC_CUDA_CHECK(cudaGetLastError());
 
-  Events ev(2 * static_cast<size_t>(iters) + 2);
-  const size_t begin = 2 * static_cast<size_t>(iters), end = begin + 1;
+  // Iteration i of function j is timed by events 2 * (i * n + j) and the one after.
+  const size_t runs = static_cast<size_t>(iters) * n;
+  Events ev(2 * runs + 2);
+  const size_t begin = 2 * runs, end = begin + 1;
   TC_CUDA_CHECK(cudaEventRecord(ev[begin], stream));
   const auto host0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) {
+  for (size_t r = 0; r < runs; ++r) {
     flusher.flush(stream);
-    TC_CUDA_CHECK(cudaEventRecord(ev[2 * i], stream));
-    fn(stream);
-    TC_CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+    TC_CUDA_CHECK(cudaEventRecord(ev[2 * r], stream));
+    fns[r % n](stream);
+    TC_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], stream));
   }
   TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
   const auto host1 = std::chrono::steady_clock::now();
-  if (probe) st.during = probe->sample();  // the loop is most likely still running
+  ClockSample during;
+  if (probe) during = probe->sample();  // the loop is most likely still running
   TC_CUDA_CHECK(cudaEventSynchronize(ev[end]));
   TC_CUDA_CHECK(cudaGetLastError());
 
-  std::vector<double> us(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    float ms = 0;
-    TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    us[i] = ms * 1e3;
-  }
   float total_ms = 0;
   TC_CUDA_CHECK(cudaEventElapsedTime(&total_ms, ev[begin], ev[end]));
-  std::sort(us.begin(), us.end());
-  st.iters = iters;
-  st.min_us = us.front();
-  st.median_us = percentile(us, 0.5);
-  st.p10_us = percentile(us, 0.1);
-  st.p90_us = percentile(us, 0.9);
-  double sum = 0;
-  for (double x : us) sum += x;
-  st.mean_us = sum / iters;
   const double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
-  st.host_us_per_iter = host_us / iters;
-  st.gpu_us_per_iter = total_ms * 1e3 / iters;
-  st.host_bound = host_us > 0.9 * total_ms * 1e3;
-  return st;
+  for (size_t j = 0; j < n; ++j) {
+    std::vector<double> us(static_cast<size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      float ms = 0;
+      const size_t r = static_cast<size_t>(i) * n + j;
+      TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+      us[i] = ms * 1e3;
+    }
+    std::sort(us.begin(), us.end());
+    TimingStats& st = out[j];
+    st.iters = iters;
+    st.min_us = us.front();
+    st.median_us = percentile(us, 0.5);
+    st.p10_us = percentile(us, 0.1);
+    st.p90_us = percentile(us, 0.9);
+    double sum = 0;
+    for (double x : us) sum += x;
+    st.mean_us = sum / iters;
+    st.during = during;
+    // Shared by the interleaved functions: the loop as a whole.
+    st.host_us_per_iter = host_us / static_cast<double>(runs);
+    st.gpu_us_per_iter = total_ms * 1e3 / static_cast<double>(runs);
+    st.host_bound = host_us > 0.9 * total_ms * 1e3;
+  }
+  return out;
+}
+
+TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
+                        int iters, const ClockProbe* probe) {
+  return time_interleaved({fn}, stream, flusher, warmup, iters, probe).front();
 }
 
 }  // namespace tilecast::bench

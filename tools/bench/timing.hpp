@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -41,5 +42,12 @@ using Enqueue = std::function<void(cudaStream_t)>;
 // (and passes on what fn throws).
 TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
                         int iters, const ClockProbe* probe);
+
+// The functions in turn (f0, f1, ..., f0, f1, ...), each run timed alone after a flush, so that
+// all of them see the same clocks, power and temperature: under a 700 W limit the SM clock moves
+// by up to 25% within seconds, which skews a comparison timed one loop after the other. One
+// TimingStats per function; the host-bound figures describe the whole loop.
+std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
+                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe);
 
 }  // namespace tilecast::bench

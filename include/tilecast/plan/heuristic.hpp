@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tilecast/device/kernels/gemm_sm90/config.cuh"
 #include "tilecast/device/scheduler/cluster.cuh"
 #include "tilecast/device/scheduler/problem.cuh"
 #include "tilecast/gemm.hpp"
@@ -47,7 +48,7 @@ struct KernelConfig {
 uint32_t gemm_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages, uint32_t consumer_warpgroups);
 
 // Largest dynamic shared memory a CTA may have on SM90 (227 KiB).
-inline constexpr uint32_t kMaxSmemBytes = 232448;
+inline constexpr uint32_t kMaxSmemBytes = kSm90MaxSmemBytes;
 
 // The config for `shape`. Fields of `overrides` that are set are taken as given (and checked:
 // an impossible override throws tilecast::Error); the rest come from the cost model.

@@ -1,5 +1,7 @@
 #include "gemm_cases.hpp"
 
+#include <utility>
+
 #include "tilecast/device/scheduler/cluster.cuh"
 
 namespace tilecast::test {
@@ -42,6 +44,18 @@ std::vector<GemmCase> correctness_cases() {
         c.with_c = variant >= 2;
         out.push_back(c);
       }
+  // One epilogue slab buffer per warpgroup (the price of a sixth or fifth stage, config.cuh), on
+  // few SMs so that every CTA stores many tiles through the same buffer.
+  for (const auto& [bn, stages] : {std::pair{144u, 6u}, std::pair{192u, 5u}})
+    for (int variant = 0; variant < 4; ++variant) {
+      GemmCase c = with_tiles({"single_slab_buffer", 1500, 1000, 192}, ClusterShape{2, 1});
+      c.config.block_n = bn;
+      c.config.stages = stages;
+      c.config.max_sms = 16;
+      c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      c.with_c = variant >= 2;
+      out.push_back(c);
+    }
   return out;
 }
 

@@ -16,6 +16,29 @@ struct alignas(64) TmaDescriptor {
   uint64_t opaque[16];
 };
 
+// Dynamic shared memory an SM90 CTA may opt into (227 KiB).
+inline constexpr uint32_t kSm90MaxSmemBytes = 232448;
+
+// Bytes of GemmSm90Smem (shared_storage.cuh) plus the 1024 of alignment slack the launch asks for:
+// the A ring, the B ring and the epilogue slabs, each 1024-aligned; 2 * stages + 4 mbarriers and
+// 2 unit slots. A test holds this equal to the struct's size.
+TC_HOST_DEVICE constexpr uint32_t gemm_sm90_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages,
+                                                       uint32_t consumer_warpgroups, uint32_t slab_buffers) {
+  constexpr uint32_t kAlign = 1024, kSlabBytes = 64 * 128, kRowBytes = 128;
+  const uint32_t a_ring = (stages * block_m * kRowBytes + kAlign - 1) / kAlign * kAlign;
+  const uint32_t b_ring = (stages * block_n * kRowBytes + kAlign - 1) / kAlign * kAlign;
+  const uint32_t bytes = a_ring + b_ring + consumer_warpgroups * slab_buffers * kSlabBytes + (2 * stages + 4) * 8 + 2 * 4;
+  return (bytes + kAlign - 1) / kAlign * kAlign + kAlign;
+}
+
+// The epilogue double-buffers its slabs where that fits next to the ring; where it does not, one
+// buffer per warpgroup buys a deeper ring (128x144 tiles: 6 stages instead of 5, which is what a
+// one-wave shape such as 4096x576x7168 needs to hide its HBM latency).
+TC_HOST_DEVICE constexpr uint32_t gemm_sm90_slab_buffers(uint32_t block_m, uint32_t block_n, uint32_t stages,
+                                                         uint32_t consumer_warpgroups) {
+  return gemm_sm90_smem_bytes(block_m, block_n, stages, consumer_warpgroups, 2) <= kSm90MaxSmemBytes ? 2 : 1;
+}
+
 template <uint32_t kBlockM_, uint32_t kBlockN_, uint32_t kStages_, uint32_t kClusterM_, uint32_t kClusterN_,
           uint32_t kConsumerWarpgroups_, bool kOutputFP32_, bool kHasC_, GemmType kGemmType_, bool kDynamicUnits_>
 struct GemmSm90Config {
@@ -46,11 +69,12 @@ struct GemmSm90Config {
   static constexpr uint32_t kStageTxBytes = kTileABytes + kTileBBytes;
 
   // Epilogue: each consumer warpgroup stores its rows in slabs of 64 rows x 128 bytes through a
-  // TMA store, double-buffered so that writing one slab overlaps storing the previous one.
+  // TMA store, double-buffered (where it fits) so that writing one slab overlaps storing the
+  // previous one.
   static constexpr uint32_t kSlabRows = 64;
   static constexpr uint32_t kSlabCols = kOutputFP32 ? 32 : 64;
   static constexpr uint32_t kSlabBytes = kSlabRows * 128;
-  static constexpr uint32_t kSlabBuffers = 2;
+  static constexpr uint32_t kSlabBuffers = gemm_sm90_slab_buffers(kBlockM, kBlockN, kStages, kConsumerWarpgroups);
   // Slabs per atom; a last one narrower than kSlabCols (block N 96 or 144) is stored directly.
   static constexpr uint32_t kSlabs = (kBlockN + kSlabCols - 1) / kSlabCols;
 

@@ -1,7 +1,7 @@
 // The epilogue of one consumer warpgroup: optionally adds C, converts, writes 64-row slabs into
 // shared memory in the TMA's 128-byte swizzle, and stores each slab with a TMA store. Two slab
 // buffers alternate so that filling one overlaps the store of the other; the TMA clips rows and
-// columns outside D.
+// columns outside D. (One buffer where a second would cost a pipeline stage: config.cuh.)
 #pragma once
 
 #include <cuda/ptx>
@@ -56,7 +56,7 @@ class Epilogue {
           cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tma_d_, c, buffer);
           cuda::ptx::cp_async_bulk_commit_group();
         }
-        buffer_ ^= 1u;
+        buffer_ = (buffer_ + 1) % Cfg::kSlabBuffers;
       }
     }
   }

@@ -27,6 +27,7 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
                      const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ GemmParams params) {
   using Cfg = GemmSm90Config<kBlockM, kBlockN, kStages, kClusterM, kClusterN, kConsumerWarpgroups, kOutputFP32, kHasC,
                              kGemmType, kDynamicUnits>;
+  static_assert(kGemmSm90LayoutAgrees<Cfg>, "the host sizes the launch with gemm_sm90_smem_bytes: keep it in step");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t raw_smem[];
   auto& smem = *reinterpret_cast<GemmSm90Smem<Cfg>*>((reinterpret_cast<uintptr_t>(raw_smem) + 1023) & ~uintptr_t{1023});

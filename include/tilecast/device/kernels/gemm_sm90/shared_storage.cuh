@@ -24,6 +24,11 @@ struct GemmSm90Smem {
 template <typename Cfg>
 inline constexpr uint32_t kGemmSm90SmemBytes = sizeof(GemmSm90Smem<Cfg>) + 1024;
 
+template <typename Cfg>
+inline constexpr bool kGemmSm90LayoutAgrees =
+    kGemmSm90SmemBytes<Cfg> == gemm_sm90_smem_bytes(Cfg::kBlockM, Cfg::kBlockN, Cfg::kStages,
+                                                    Cfg::kConsumerWarpgroups, Cfg::kSlabBuffers);
+
 static_assert(sizeof(TmaDescriptor) == 128, "a CUtensorMap is 128 bytes");
 
 }  // namespace tilecast
