@@ -6,7 +6,7 @@ The instruction takes its N/2 accumulators as separate registers, so each N need
 statement; generating them keeps the operand lists right. Run it again after changing it."""
 import pathlib
 
-NS = [64, 96, 128, 144, 192, 256]
+NS = [64, 96, 128, 144, 176, 192, 256]
 
 def wrapper(n: int) -> str:
     regs = n // 2

@@ -30,6 +30,22 @@ uint64_t count_units(const GemmShape& s, uint32_t bm, uint32_t bn, const Cluster
   return uint64_t{s.batch} * ceil_div(static_cast<uint32_t>(mb), cs.m) * ceil_div(static_cast<uint32_t>(nb), cs.n);
 }
 
+// How much longer than its MMAs a k-step takes because shared memory cannot feed them. Per k-step
+// each consumer warpgroup's wgmmas read its rows of A and all of B, and the TMA writes the stage,
+// against 128 bytes per clock per SM; the tensor cores do 4096 FLOP per clock. 128x256 tiles are
+// balanced (1024 clocks each way); 128x176 need 784 clocks of shared memory for 704 of MMA, which
+// is why they lost to 128x256 on 4096x24576x1536 (468 against 410 us on the H200) though they
+// fill the waves better.
+double smem_slowdown(uint32_t bm, uint32_t bn, uint32_t warpgroups) {
+  constexpr double kSmemBytesPerClock = 128, kMmaFlopsPerClock = 4096;
+  const double row_bytes = kBlockK * 2.0;
+  const double wgmma_reads = bm * row_bytes + double{warpgroups} * bn * row_bytes;
+  const double tma_writes = (double{bm} + bn) * row_bytes;
+  const double smem_clocks = (wgmma_reads + tma_writes) / kSmemBytesPerClock;
+  const double mma_clocks = 2.0 * bm * bn * kBlockK / kMmaFlopsPerClock;
+  return std::max(1.0, smem_clocks / mma_clocks);
+}
+
 KernelConfig evaluate(const GemmShape& s, const DeviceFacts& f, const GemmConfig& o, uint32_t bm, uint32_t bn,
                       const ClusterShape& cs) {
   KernelConfig c;
@@ -71,8 +87,20 @@ KernelConfig evaluate(const GemmShape& s, const DeviceFacts& f, const GemmConfig
   const SimResult sim = simulate(p, {&launch, 1}, fast);
 
   const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
-  const double k_step_s = 2.0 * bm * bn * kBlockK / sm_flops;
-  const double mma_s = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s;
+  const double k_step_s = 2.0 * bm * bn * kBlockK / sm_flops * smem_slowdown(bm, bn, c.consumer_warpgroups);
+  double mma_s = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s;
+  // A tile whose last epilogue slab is narrower than the TMA box (144 or 176 wide) stores it
+  // element by element. Measured on the H200, 128x176 lost to 128x192 on 4097^3 (294 against 254
+  // us, 6 tiles per SM) and won on 4096x2112x7168 (169 against 174 us, 3 tiles per SM). With the
+  // 2% tie margin of rank_kernels (the wider tile wins a tie), this model reproduces both for a
+  // cost between about 2,200 and 3,300 clocks per tile; 2,800 (about 1.5 us) is the middle.
+  const uint32_t slab_cols = s.out == DType::kFP32 ? 32 : 64;
+  if (bn % slab_cols != 0) {
+    constexpr double kNarrowSlabClocks = 2800, kMmaFlopsPerClock = 4096;
+    const uint64_t k_steps = std::max<uint64_t>(1, ceil_div(s.k, kBlockK));
+    const double busiest_tiles = std::ceil(static_cast<double>(sim.stats.makespan_k_steps) / static_cast<double>(k_steps));
+    mma_s += busiest_tiles * kNarrowSlabClocks * kMmaFlopsPerClock / sm_flops;
+  }
   const double l2_s = static_cast<double>(sim.stats.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12);
   const double out_bytes = static_cast<double>(s.batch) * s.m * s.n * dtype_size(s.out) * (s.has_c ? 2 : 1);
   const double hbm_bytes = static_cast<double>(s.batch) * (static_cast<double>(s.m) + s.n) * s.k * 2 + out_bytes;
@@ -84,9 +112,8 @@ KernelConfig evaluate(const GemmShape& s, const DeviceFacts& f, const GemmConfig
 void check_override(const GemmConfig& o) {
   if (o.block_m && o.block_m != 64 && o.block_m != 128)
     throw Error("config: block_m " + std::to_string(o.block_m) + " is not 64 or 128");
-  if (o.block_n && o.block_n != 64 && o.block_n != 96 && o.block_n != 128 && o.block_n != 144 && o.block_n != 192 &&
-      o.block_n != 256)
-    throw Error("config: block_n " + std::to_string(o.block_n) + " is not 64, 96, 128, 144, 192 or 256");
+  if (o.block_n && std::find(std::begin(kBlockNs), std::end(kBlockNs), o.block_n) == std::end(kBlockNs))
+    throw Error("config: block_n " + std::to_string(o.block_n) + " is not 64, 96, 128, 144, 176, 192 or 256");
   if (o.block_k && o.block_k != kBlockK) throw Error("config: block_k is 64 for BF16");
   if ((o.cluster_m == 0) != (o.cluster_n == 0)) throw Error("config: give cluster_m and cluster_n together");
   if (o.cluster_m) {
@@ -117,8 +144,9 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
     throw Error("config: block_n " + std::to_string(o.block_n) +
                 " with the companion launch spills registers; use 192 or less");
   if (o.block_n) bns = {o.block_n};
-  else if (dynamic) bns = {64, 96, 128, 144, 192};
-  else bns = {64, 96, 128, 144, 192, 256};
+  else
+    for (uint32_t bn : kBlockNs)
+      if (!dynamic || bn <= 192) bns.push_back(bn);
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));

@@ -47,6 +47,11 @@ struct KernelConfig {
 // the two equal), plus the alignment slack the kernel asks for.
 uint32_t gemm_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages, uint32_t consumer_warpgroups);
 
+// The tile widths the kernel has a wgmma for (ptx/wgmma_bf16.cuh). The odd ones serve N that 128
+// or 256 divide badly: 576 = 4 x 144 (one wave of 128 tiles at m = 4096), 2112 = 12 x 176 (2.9
+// waves where 192 gives 2.67), the widths cuBLAS picks for those shapes.
+inline constexpr uint32_t kBlockNs[] = {64, 96, 128, 144, 176, 192, 256};
+
 // Largest dynamic shared memory a CTA may have on SM90 (227 KiB).
 inline constexpr uint32_t kMaxSmemBytes = kSm90MaxSmemBytes;
 

@@ -60,6 +60,23 @@ TEST(Heuristic, AnchorShapeTakesTheMeasuredBestConfig) {
   EXPECT_EQ(c.companion_clusters, 0u);
 }
 
+TEST(Heuristic, TileWidthsFollowTheMeasuredOrderings) {
+  // Each pair measured on the H200 (see the cost terms in heuristic.cpp): the chosen width ran faster.
+  struct Case {
+    uint32_t m, n, k, block_n;
+  };
+  for (const Case& c : {Case{4096, 2112, 7168, 176},   // 169 us, against 174 with 192 and 218 with 256
+                        Case{4097, 4097, 4097, 192},   // 254 us, against 289-294 with 176
+                        Case{4096, 24576, 1536, 256},  // 410 us, against 420 with 192 and 468 with 176
+                        Case{4096, 576, 7168, 144}}) { // one wave of 128 tiles
+    GemmShape s;
+    s.m = c.m;
+    s.n = c.n;
+    s.k = c.k;
+    EXPECT_EQ(choose_kernel(s, DeviceFacts::h200_model()).block_n, c.block_n) << c.m << "x" << c.n << "x" << c.k;
+  }
+}
+
 TEST(Heuristic, EveryChoiceFitsAndUsesTheDevice) {
   for (uint32_t m : {1u, 64u, 128u, 1000u, 4096u})
     for (uint32_t n : {64u, 576u, 2112u, 7168u})

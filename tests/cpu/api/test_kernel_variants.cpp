@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "api/warm.hpp"
+#include "tilecast/plan/heuristic.hpp"
 
 namespace tilecast::api {
 namespace {
@@ -22,7 +23,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   std::vector<WarmItem> items;
   int rotate = 0;
   for (uint32_t bm : {64u, 128u})
-    for (uint32_t bn : {64u, 96u, 128u, 144u, 192u, 256u})
+    for (uint32_t bn : plan::kBlockNs)
       for (DType out : {DType::kBF16, DType::kFP32})
         for (bool c : {false, true}) {
           WarmItem it;

@@ -34,8 +34,8 @@ std::vector<GemmCase> correctness_cases() {
         c.with_c = (variant & 2) != 0;
         out.push_back(c);
       }
-  // Tiles 96 and 144 wide, whose last epilogue slab is narrower than the TMA store box.
-  for (const uint32_t bn : {96u, 144u})
+  // Tiles 96, 144 and 176 wide, whose last epilogue slab is narrower than the TMA store box.
+  for (const uint32_t bn : {96u, 144u, 176u})
     for (const GemmCase& s : {GemmCase{"narrow_slab", 1000, 700, 320}, GemmCase{"narrow_slab_m1", 1, 576, 256}})
       for (int variant = 0; variant < 4; ++variant) {
         GemmCase c = with_tiles(s, variant < 2 ? ClusterShape{2, 1} : ClusterShape{1, 2});

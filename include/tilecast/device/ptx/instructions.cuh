@@ -1,5 +1,5 @@
 // The PTX that CCCL's cuda::ptx does not wrap (CUDA 13.0): warpgroup MMA control, register
-// reallocation, stmatrix and named barriers. Each wrapper is named after its instruction and
+// reallocation, stmatrix, named barriers and the TMA descriptor prefetch. Each wrapper is named after its instruction and
 // says its minimum target. Everything else (TMA, mbarrier, fences, cluster barrier, special
 // registers) comes from cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
 #pragma once
@@ -20,6 +20,12 @@ template <int kPending>
 TC_DEVICE TC_FORCEINLINE void wgmma_wait_group() {
   static_assert(kPending >= 0 && kPending <= 7, "wgmma.wait_group takes 0..7");
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// prefetch.tensormap [addr]; sm_90. Brings a TMA descriptor (a __grid_constant__ kernel
+// parameter, by generic address) into the descriptor cache before its first use.
+TC_DEVICE TC_FORCEINLINE void prefetch_tensormap(const void* desc) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(desc)) : "memory");
 }
 
 // Keeps the compiler from moving accumulator registers across in-flight wgmma operations.

@@ -90,7 +90,8 @@ struct GemmSm90Config {
   static constexpr uint32_t kUnitReadersPerCta = 1 + kConsumerWarps;
 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "block M is 64, 128 or 256");
-  static_assert(kBlockN == 64 || kBlockN == 96 || kBlockN == 128 || kBlockN == 144 || kBlockN == 192 || kBlockN == 256,
+  static_assert(kBlockN == 64 || kBlockN == 96 || kBlockN == 128 || kBlockN == 144 || kBlockN == 176 || kBlockN == 192 ||
+                    kBlockN == 256,
                 "block N is one of the wgmma widths of ptx/wgmma_bf16.cuh");
   static_assert(kWarpgroupM == 64 || kWarpgroupM == 128, "each consumer warpgroup takes 64 or 128 rows");
   static_assert(kAccumulators <= 128, "more accumulators than a consumer thread can hold");

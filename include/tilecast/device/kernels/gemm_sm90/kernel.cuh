@@ -35,6 +35,12 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
   const uint32_t cluster_id = cuda::ptx::get_sreg_clusterid_x();
   const uint32_t warpgroup = threadIdx.x / 128;
 
+  // The descriptors' first fetch overlaps the barrier setup instead of the first loads and stores.
+  if (threadIdx.x == 32) {
+    ptx::prefetch_tensormap(&tma_a);
+    ptx::prefetch_tensormap(&tma_b);
+    ptx::prefetch_tensormap(&tma_d);
+  }
   if (threadIdx.x == 0) {
     for (uint32_t s = 0; s < Cfg::kStages; ++s) {
       cuda::ptx::mbarrier_init(&smem.full[s], 1);
