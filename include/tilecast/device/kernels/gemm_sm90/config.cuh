@@ -33,7 +33,7 @@ TC_HOST_DEVICE constexpr uint32_t gemm_sm90_smem_bytes(uint32_t block_m, uint32_
 
 // The epilogue double-buffers its slabs where that fits next to the ring; where it does not, one
 // buffer per warpgroup buys a deeper ring (128x144 tiles: 6 stages instead of 5, which is what a
-// one-wave shape such as 4096x576x7168 needs to hide its HBM latency).
+// one-wave shape such as 4096x576x7168 needs to hide its load latency).
 TC_HOST_DEVICE constexpr uint32_t gemm_sm90_slab_buffers(uint32_t block_m, uint32_t block_n, uint32_t stages,
                                                          uint32_t consumer_warpgroups) {
   return gemm_sm90_smem_bytes(block_m, block_n, stages, consumer_warpgroups, 2) <= kSm90MaxSmemBytes ? 2 : 1;
