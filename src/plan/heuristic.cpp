@@ -137,16 +137,14 @@ std::vector<KernelConfig> rank_kernels(const GemmShape& s, const DeviceFacts& f,
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
   else bms = s.m <= 64 ? std::vector<uint32_t>{64} : std::vector<uint32_t>{64, 128};
-  // The dynamic-unit kernel (companion launch) at 256-wide tiles needs more registers than its
-  // threads have: ptxas spills (tests/cpu/api/test_kernel_variants.cpp). 192 is the widest there.
   const bool dynamic = o.companion == 1;
-  if (dynamic && o.block_n > 192)
-    throw Error("config: block_n " + std::to_string(o.block_n) +
-                " with the companion launch spills registers; use 192 or less");
+  if (dynamic && o.block_n > kWidestDynamicBlockN)
+    throw Error("config: block_n " + std::to_string(o.block_n) + " with the companion launch spills registers; use " +
+                std::to_string(kWidestDynamicBlockN) + " or less");
   if (o.block_n) bns = {o.block_n};
   else
     for (uint32_t bn : kBlockNs)
-      if (!dynamic || bn <= 192) bns.push_back(bn);
+      if (!dynamic || bn <= kWidestDynamicBlockN) bns.push_back(bn);
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));

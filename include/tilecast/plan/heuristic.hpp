@@ -52,6 +52,11 @@ uint32_t gemm_smem_bytes(uint32_t block_m, uint32_t block_n, uint32_t stages, ui
 // waves where 192 gives 2.67), the widths cuBLAS picks for those shapes.
 inline constexpr uint32_t kBlockNs[] = {64, 96, 128, 144, 176, 192, 256};
 
+// The dynamic-unit kernel (companion launch) keeps the claimed unit in registers too: ptxas spills
+// it at 256-wide tiles, and at 192 once the ring is 5 deep with C (tests/cpu/api/
+// test_kernel_variants.cpp). 176 is the widest that compiles clean there.
+inline constexpr uint32_t kWidestDynamicBlockN = 176;
+
 // Largest dynamic shared memory a CTA may have on SM90 (227 KiB).
 inline constexpr uint32_t kMaxSmemBytes = kSm90MaxSmemBytes;
 

@@ -41,9 +41,9 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
           items.push_back(it);
         }
   // Clusters of 4 with the companion: the dynamic-unit main kernel and the companion kernel
-  // (the planner stops at 192-wide tiles there, see heuristic.cpp).
+  // (the planner stops at kWidestDynamicBlockN there).
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
-    for (uint32_t bn : {128u, 192u})
+    for (uint32_t bn : {128u, plan::kWidestDynamicBlockN})
       for (bool c : {false, true}) {
         WarmItem it;
         it.shape.m = it.shape.n = it.shape.k = 4096;

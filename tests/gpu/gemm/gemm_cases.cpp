@@ -75,6 +75,14 @@ std::vector<GemmCase> companion_cases() {
       c.config.companion = 1;
       out.push_back(c);
     }
+  // The widest tile the dynamic-unit kernel takes (a narrow last slab too), with C.
+  for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}}) {
+    GemmCase c = with_tiles({"odd_wide_tile", 1000, 1320, 200}, cs);
+    c.config.block_n = 176;
+    c.config.companion = 1;
+    c.with_c = true;
+    out.push_back(c);
+  }
   return out;
 }
 
