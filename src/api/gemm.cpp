@@ -28,10 +28,11 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
-TmaDescriptor descriptor(const MatrixView& v, uint32_t box_rows, uint32_t box_cols) {
+TmaDescriptor descriptor(const MatrixView& v, uint32_t box_rows, uint32_t box_cols,
+                         jit::TmaSwizzle swizzle = jit::TmaSwizzle::k128B) {
   const jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
                                        static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
-                                       static_cast<uint64_t>(v.batch_step()), 1, box_rows, box_cols);
+                                       static_cast<uint64_t>(v.batch_step()), 1, box_rows, box_cols, swizzle);
   const CUtensorMap map = jit::make_tensor_map(t);
   static_assert(sizeof(map) == sizeof(TmaDescriptor));
   TmaDescriptor d;
@@ -66,8 +67,13 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStr
 
   const TmaDescriptor tma_a = descriptor(a, kc.block_m, 64);
   const TmaDescriptor tma_b = descriptor(b, kc.block_n, 64);
-  // D's box is one epilogue slab: 64 rows of 128 bytes (GemmSm90Config::kSlabRows, kSlabCols).
-  const TmaDescriptor tma_d = descriptor(d, 64, shape.out == DType::kFP32 ? 32 : 64);
+  // D's box is one epilogue slab: 64 rows of 128 bytes (GemmSm90Config::kSlabRows, kSlabCols); a
+  // tile width that is no multiple of it ends in a narrower slab, stored through a box that narrow,
+  // unswizzled (GemmSm90Config::kNarrowSlabCols).
+  const uint32_t slab_cols = shape.out == DType::kFP32 ? 32 : 64;
+  const TmaDescriptor tma_d = descriptor(d, 64, slab_cols);
+  const uint32_t narrow_cols = kc.block_n % slab_cols;
+  const TmaDescriptor tma_d_narrow = narrow_cols ? descriptor(d, 64, narrow_cols, jit::TmaSwizzle::kNone) : tma_d;
 
   GemmParams params;
   params.problem.type = shape.type;
@@ -93,7 +99,7 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStr
   const uint32_t cs = kc.cluster.size();
   if (!lp.companion) {
     jit::launch_kernel(*lp.main, {dim3(lp.main_clusters * cs), block, dim3(cs), kc.smem_bytes, stream}, tma_a, tma_b,
-                       tma_d, params);
+                       tma_d, tma_d_narrow, params);
     return;
   }
   // Both launches claim units of the main cluster's shape from one counter pair.
@@ -109,10 +115,10 @@ void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStr
   check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
   check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
   jit::launch_kernel(*lp.main, {dim3(lp.main_clusters * cs), block, dim3(cs), kc.smem_bytes, stream}, tma_a, tma_b,
-                     tma_d, params);
+                     tma_d, tma_d_narrow, params);
   const uint32_t ccs = kc.companion.size();
   jit::launch_kernel(*lp.companion, {dim3(lp.companion_clusters * ccs), block, dim3(ccs), kc.smem_bytes, dev.side_stream()},
-                     tma_a, tma_b, tma_d, side);
+                     tma_a, tma_b, tma_d, tma_d_narrow, side);
   check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
   check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
 }

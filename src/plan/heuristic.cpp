@@ -21,6 +21,7 @@ namespace {
 
 constexpr uint32_t kBlockK = 64;
 constexpr uint32_t kMaxStages = 8;
+constexpr double kAlongNSlowdown = 1.05;
 
 uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
@@ -89,18 +90,11 @@ KernelConfig evaluate(const GemmShape& s, const DeviceFacts& f, const GemmConfig
   const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
   const double k_step_s = 2.0 * bm * bn * kBlockK / sm_flops * smem_slowdown(bm, bn, c.consumer_warpgroups);
   double mma_s = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s;
-  // A tile whose last epilogue slab is narrower than the TMA box (144 or 176 wide) stores it
-  // element by element. Measured on the H200, 128x176 lost to 128x192 on 4097^3 (294 against 254
-  // us, 6 tiles per SM) and won on 4096x2112x7168 (169 against 174 us, 3 tiles per SM). With the
-  // 2% tie margin of rank_kernels (the wider tile wins a tie), this model reproduces both for a
-  // cost between about 2,200 and 3,300 clocks per tile; 2,800 (about 1.5 us) is the middle.
-  const uint32_t slab_cols = s.out == DType::kFP32 ? 32 : 64;
-  if (bn % slab_cols != 0) {
-    constexpr double kNarrowSlabClocks = 2800, kMmaFlopsPerClock = 4096;
-    const uint64_t k_steps = std::max<uint64_t>(1, ceil_div(s.k, kBlockK));
-    const double busiest_tiles = std::ceil(static_cast<double>(sim.stats.makespan_k_steps) / static_cast<double>(k_steps));
-    mma_s += busiest_tiles * kNarrowSlabClocks * kMmaFlopsPerClock / sm_flops;
-  }
+  // Clusters along N (1x2, 1x4: the CTAs share A) ran 3-17% slower than the same tiles in clusters
+  // along M on every shape measured on the H200 at equal or fewer waves (4096x576x7168 10%, 8192^3
+  // 3%, 4096x2112x7168 3%, 4097^3 with 176-wide tiles 17%); the terms here do not say why, so they
+  // are charged 5%. It keeps 4097^3 on 128x192 (254 us) rather than 128x176 in 1x2 (294 us).
+  if (cs.n > cs.m) mma_s *= kAlongNSlowdown;
   const double l2_s = static_cast<double>(sim.stats.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12);
   const double out_bytes = static_cast<double>(s.batch) * s.m * s.n * dtype_size(s.out) * (s.has_c ? 2 : 1);
   const double hbm_bytes = static_cast<double>(s.batch) * (static_cast<double>(s.m) + s.n) * s.k * 2 + out_bytes;

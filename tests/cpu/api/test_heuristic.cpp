@@ -65,9 +65,9 @@ TEST(Heuristic, TileWidthsFollowTheMeasuredOrderings) {
   struct Case {
     uint32_t m, n, k, block_n;
   };
-  for (const Case& c : {Case{4096, 2112, 7168, 176},   // 169 us, against 174 with 192 and 218 with 256
-                        Case{4097, 4097, 4097, 192},   // 254 us, against 289-294 with 176
-                        Case{4096, 24576, 1536, 256},  // 410 us, against 420 with 192 and 468 with 176
+  for (const Case& c : {Case{4096, 2112, 7168, 176},   // 161 us, against 172 with 192 and 217 with 256
+                        Case{4097, 4097, 4097, 192},   // 253 us, against 286-294 with 176
+                        Case{4096, 24576, 1536, 256},  // 411 us, against 418 with 192 and 411 with 176
                         Case{4096, 576, 7168, 144}}) { // one wave of 128 tiles
     GemmShape s;
     s.m = c.m;

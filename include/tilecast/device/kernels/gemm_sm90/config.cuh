@@ -75,8 +75,10 @@ struct GemmSm90Config {
   static constexpr uint32_t kSlabCols = kOutputFP32 ? 32 : 64;
   static constexpr uint32_t kSlabBytes = kSlabRows * 128;
   static constexpr uint32_t kSlabBuffers = gemm_sm90_slab_buffers(kBlockM, kBlockN, kStages, kConsumerWarpgroups);
-  // Slabs per atom; a last one narrower than kSlabCols (block N 96 or 144) is stored directly.
+  // Slabs per atom; a last one narrower than kSlabCols (block N 96, 144 or 176) goes through a
+  // second D descriptor whose box is that narrow, unswizzled (0: no narrow slab).
   static constexpr uint32_t kSlabs = (kBlockN + kSlabCols - 1) / kSlabCols;
+  static constexpr uint32_t kNarrowSlabCols = kBlockN % kSlabCols;
 
   // Registers after setmaxnreg: the producer keeps few, the consumers take the rest
   // (128 * 56 + 256 * 224 <= 65536 for two consumer warpgroups; the producer's scheduler state

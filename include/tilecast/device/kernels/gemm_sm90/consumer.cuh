@@ -88,12 +88,12 @@ TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& e
 }
 
 template <typename Cfg>
-TC_DEVICE void run_consumer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const GemmParams& params,
-                            uint32_t cluster_id, uint32_t rank, uint32_t warpgroup) {
+TC_DEVICE void run_consumer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
+                            const GemmParams& params, uint32_t cluster_id, uint32_t rank, uint32_t warpgroup) {
   const uint32_t lane = threadIdx.x % 32;
   TileScheduler scheduler(kernel_problem<Cfg>(params), tile_config<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
-  Epilogue<Cfg> epilogue(smem, tma_d, params, warpgroup);
+  Epilogue<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
   PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
   while (scheduler.seek(units.template next<false>())) {
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step)

@@ -20,14 +20,18 @@ enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 template <typename Cfg>
 class Epilogue {
  public:
-  TC_DEVICE Epilogue(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const GemmParams& params, uint32_t warpgroup)
-      : smem_(smem), tma_d_(tma_d), params_(params), warpgroup_(warpgroup), thread_(threadIdx.x % 128) {}
+  TC_DEVICE Epilogue(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
+                     const GemmParams& params, uint32_t warpgroup)
+      : smem_(smem), tma_d_(tma_d), tma_d_narrow_(tma_d_narrow), params_(params), warpgroup_(warpgroup),
+        thread_(threadIdx.x % 128) {}
 
   TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kBlockN / 2]) {
     // A TMA store writes whole 16-byte chunks: where a row of D does not end on a 16-byte
     // boundary, storing the slab that holds the row's end would also write past it (into row
     // padding, or the next columns of a wider matrix D is a slice of). That slab is stored
-    // element by element instead; slabs wholly past the end are not stored at all.
+    // element by element instead; slabs wholly past the end are not stored at all. The narrow
+    // last slab of a 96-, 144- or 176-wide tile goes through tma_d_narrow, whose box is that
+    // narrow and unswizzled.
     constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
     const bool ragged_rows = (params_.problem.n * kOutBytes) % 16 != 0;
 #pragma unroll
@@ -36,9 +40,9 @@ class Epilogue {
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
-        // A slab narrower than the TMA box (the last of a 96- or 144-wide tile) goes direct too.
         const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
-        if (narrow || (ragged_rows && slab_col + Cfg::kSlabCols > w.cols)) {
+        const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
+        if (ragged_rows && slab_col + width > w.cols) {
           store_direct(w, acc[a], a, slab);
           continue;
         }
@@ -46,14 +50,18 @@ class Epilogue {
         // The store that last read this buffer must be done reading it.
         if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
         sync();
-        write_slab(buffer, acc[a], slab, w, a);
+        if (narrow)
+          write_narrow_slab(buffer, acc[a], slab, w, a);
+        else
+          write_slab(buffer, acc[a], slab, w, a);
         // Generic-proxy writes, read next by the TMA (async proxy).
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
         sync();
         if (thread_ == 0) {
           int32_t c[3];
           TileCoords<Cfg::kGemmType>::d(w, warpgroup_ * Cfg::kWarpgroupM + a * 64, slab * Cfg::kSlabCols, c);
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &tma_d_, c, buffer);
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, narrow ? &tma_d_narrow_ : &tma_d_,
+                                          c, buffer);
           cuda::ptx::cp_async_bulk_commit_group();
         }
         buffer_ = (buffer_ + 1) % Cfg::kSlabBuffers;
@@ -138,6 +146,39 @@ class Epilogue {
     }
   }
 
+  // The narrow last slab (16, 32 or 48 columns) into `buffer` as plain rows of kNarrowSlabCols
+  // elements: the layout of tma_d_narrow's unswizzled box.
+  TC_DEVICE void write_narrow_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab,
+                                   const TileWork& w, uint32_t atom) {
+    constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
+    constexpr uint32_t kPitch = Cfg::kNarrowSlabCols * kOutBytes;
+    static_assert(Cfg::kNarrowSlabCols % 16 == 0, "stmatrix pairs and the TMA's 16-byte rows");
+    const uint32_t lane = thread_ % 32;
+    CRows c_rows = c_rows_of(w, atom);
+    if constexpr (!Cfg::kOutputFP32) {
+      __syncwarp();  // stmatrix is .aligned: the warp must be converged
+      const uint32_t matrix = lane / 8;
+      const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;
+      const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buffer));
+#pragma unroll
+      for (uint32_t pair = 0; pair < Cfg::kNarrowSlabCols / 16; ++pair) {
+        const uint32_t j = slab * 8 + pair * 2;  // 8-column group
+        ptx::stmatrix_x4(base + row * kPitch + (pair * 2 + matrix / 2) * 16, pack(acc, j, 0, c_rows),
+                         pack(acc, j, 1, c_rows), pack(acc, j + 1, 0, c_rows), pack(acc, j + 1, 1, c_rows));
+      }
+    } else {
+#pragma unroll
+      for (uint32_t g = 0; g < Cfg::kNarrowSlabCols / 8; ++g) {
+        const uint32_t j = slab * 4 + g;
+#pragma unroll
+        for (uint32_t half = 0; half < 2; ++half) {
+          float2* dst = reinterpret_cast<float2*>(buffer + atom_row(half) * kPitch + g * 32 + (lane % 4) * 8);
+          *dst = make_float2(value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
+        }
+      }
+    }
+  }
+
   // Where this thread's two accumulator rows of an atom read C: a row pointer each (null past the
   // tile's rows), and how many of its columns, from its first, lie inside the tile.
   struct CRows {
@@ -181,6 +222,7 @@ class Epilogue {
 
   GemmSm90Smem<Cfg>& smem_;
   const TmaDescriptor& tma_d_;
+  const TmaDescriptor& tma_d_narrow_;
   const GemmParams& params_;
   uint32_t warpgroup_;
   uint32_t thread_;

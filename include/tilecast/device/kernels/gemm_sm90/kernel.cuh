@@ -24,7 +24,8 @@ template <uint32_t kBlockM, uint32_t kBlockN, uint32_t kStages, uint32_t kCluste
           uint32_t kConsumerWarpgroups, bool kOutputFP32, bool kHasC, GemmType kGemmType, bool kDynamicUnits>
 __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
     gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
-                     const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ GemmParams params) {
+                     const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ TmaDescriptor tma_d_narrow,
+                     const __grid_constant__ GemmParams params) {
   using Cfg = GemmSm90Config<kBlockM, kBlockN, kStages, kClusterM, kClusterN, kConsumerWarpgroups, kOutputFP32, kHasC,
                              kGemmType, kDynamicUnits>;
   static_assert(kGemmSm90LayoutAgrees<Cfg>, "the host sizes the launch with gemm_sm90_smem_bytes: keep it in step");
@@ -40,6 +41,7 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_d);
+    if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);
   }
   if (threadIdx.x == 0) {
     for (uint32_t s = 0; s < Cfg::kStages; ++s) {
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
     if (threadIdx.x == 0) run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    run_consumer<Cfg>(smem, tma_d, params, cluster_id, rank, warpgroup - 1);
+    run_consumer<Cfg>(smem, tma_d, tma_d_narrow, params, cluster_id, rank, warpgroup - 1);
   }
   // One call site for every thread: a cluster barrier reached from two places is a divergent
   // barrier to compute-sanitizer's synccheck.
