@@ -84,15 +84,7 @@ plan::GemmShape validate_gemm(const MatrixView& a, const MatrixView& b, const Ma
     const bool same = c->data == d.data && c->ld() == d.ld() && c->batch_step() == d.batch_step();
     if (!same && overlap(*c, d)) throw Error("C overlaps D without being D itself");
   }
-  plan::GemmShape s;
-  s.type = a.batch > 1 ? GemmType::kBatched : GemmType::kNormal;
-  s.m = static_cast<uint32_t>(a.rows);
-  s.n = static_cast<uint32_t>(b.rows);
-  s.k = static_cast<uint32_t>(a.cols);
-  s.batch = static_cast<uint32_t>(a.batch);
-  s.out = d.dtype;
-  s.has_c = c != nullptr;
-  return s;
+  return plan::dense_shape(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr);
 }
 
 PointerFacts query_pointer(const void* p) {

@@ -43,14 +43,7 @@ int warm_jit_cache(const std::vector<BenchProblem>& problems, const std::vector<
   std::vector<api::WarmItem> items;
   for (const BenchProblem& p : problems) {
     if (p.kind != Kind::kDense && p.kind != Kind::kBatched) continue;
-    plan::GemmShape s;
-    s.type = p.kind == Kind::kBatched ? GemmType::kBatched : GemmType::kNormal;
-    s.m = static_cast<uint32_t>(p.m);
-    s.n = static_cast<uint32_t>(p.n);
-    s.k = static_cast<uint32_t>(p.k);
-    s.batch = static_cast<uint32_t>(p.groups);
-    s.out = p.out;
-    s.has_c = p.with_c;
+    const plan::GemmShape s = plan::dense_shape(p.m, p.n, p.k, p.groups, p.out, p.with_c);
     for (const GemmConfig& c : configs) items.push_back({s, c});
   }
   try {

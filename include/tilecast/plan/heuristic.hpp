@@ -23,6 +23,20 @@ struct GemmShape {
   bool has_c = false;
 };
 
+// A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C).
+// Sizes must fit 32 bits (the API validates them before it asks).
+inline GemmShape dense_shape(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c) {
+  GemmShape s;
+  s.type = batch > 1 ? GemmType::kBatched : GemmType::kNormal;
+  s.m = static_cast<uint32_t>(m);
+  s.n = static_cast<uint32_t>(n);
+  s.k = static_cast<uint32_t>(k);
+  s.batch = static_cast<uint32_t>(batch);
+  s.out = out;
+  s.has_c = has_c;
+  return s;
+}
+
 struct KernelConfig {
   uint32_t block_m = 128, block_n = 128;
   uint32_t stages = 4;

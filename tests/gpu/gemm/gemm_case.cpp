@@ -9,15 +9,7 @@
 namespace tilecast::test {
 
 plan::GemmShape GemmCaseShape::of(const GemmCase& c) {
-  plan::GemmShape s;
-  s.type = c.batch > 1 ? GemmType::kBatched : GemmType::kNormal;
-  s.m = static_cast<uint32_t>(c.m);
-  s.n = static_cast<uint32_t>(c.n);
-  s.k = static_cast<uint32_t>(c.k);
-  s.batch = static_cast<uint32_t>(c.batch);
-  s.out = c.out;
-  s.has_c = c.with_c;
-  return s;
+  return plan::dense_shape(c.m, c.n, c.k, c.batch, c.out, c.with_c);
 }
 
 std::string GemmCase::name() const {
