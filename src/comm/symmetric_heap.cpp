@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#include "driver.hpp"
+#include "driver/driver.hpp"
 #include "tilecast/types.hpp"
 
 namespace tilecast::comm {
@@ -64,8 +64,8 @@ int ordinal_of(const cudaUUID_t& uuid) {
 
 SymmetricHeap SymmetricHeap::create(Rendezvous& rendezvous, int device, size_t bytes_per_rank,
                                     FdTransport transport) {
-  using detail::check;
-  const detail::Driver& drv = detail::driver();
+  const Driver& drv = Driver::get();
+  const auto check = [&drv](CUresult r, const char* what) { drv.check(r, what); };
   const int me = rendezvous.rank();
   const int n = rendezvous.size();
   if (bytes_per_rank == 0) throw Error("symmetric heap: bytes_per_rank must be positive");
@@ -214,7 +214,7 @@ SymmetricHeap SymmetricHeap::create(Rendezvous& rendezvous, int device, size_t b
 
 void SymmetricHeap::release() noexcept {
   if (map_.base == 0) return;
-  const detail::Driver& drv = detail::driver();
+  const Driver& drv = Driver::get();
   cudaSetDevice(device_);
   cudaDeviceSynchronize();
   for (int r = 0; r < map_.num_ranks; ++r) drv.cuMemUnmap(map_.base + static_cast<uint64_t>(r) * map_.stride, map_.stride);

@@ -1,6 +1,6 @@
 #include "jit/kernel.hpp"
 
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 
 namespace tilecast::jit {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 #include "tilecast/types.hpp"
 
 namespace tilecast::jit {

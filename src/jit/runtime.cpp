@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 #include "jit/env.hpp"
 #include "tilecast/types.hpp"
 

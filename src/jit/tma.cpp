@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 
 namespace tilecast::jit {
 namespace {

@@ -2,7 +2,7 @@
 // the function where none is (CI), never a crash.
 #include <gtest/gtest.h>
 
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 #include "jit_test_util.hpp"
 #include "tilecast/types.hpp"
 
@@ -15,6 +15,8 @@ TEST(JitDriver, LoadsEverythingOrSaysWhatIsMissing) {
     EXPECT_NE(d.cuLaunchKernelEx, nullptr);
     EXPECT_NE(d.cuTensorMapEncodeTiled, nullptr);
     EXPECT_NE(d.cuOccupancyMaxActiveClusters, nullptr);
+    EXPECT_NE(d.cuMemCreate, nullptr);  // comm's symmetric heap shares the table
+    EXPECT_NE(d.cuMemSetAccess, nullptr);
     EXPECT_TRUE(test::Contains(d.describe(CUDA_ERROR_INVALID_VALUE), "CUDA_ERROR_INVALID_VALUE"));
     EXPECT_THROW(d.check(CUDA_ERROR_INVALID_VALUE, "cuFoo"), Error);
   } catch (const Error& e) {

@@ -1,6 +1,7 @@
-// The CUDA driver API without linking libcuda: every function is looked up once through the
+// The CUDA driver API without linking libcuda: every function the library calls (module, launch
+// and TMA for the JIT; virtual memory and IPC handles for comm) is looked up once through the
 // runtime's cudaGetDriverEntryPointByVersion (cudart is linked statically), at the ABI version
-// named next to it, and kept in one table. The legacy-stream variants are taken: stream 0 means
+// named next to it, and kept in this one table. The legacy-stream variants are taken: stream 0 means
 // the legacy default stream (pass cudaStreamPerThread for the per-thread one).
 //
 //   const Driver& d = Driver::get();
@@ -12,7 +13,7 @@
 
 #include <string_view>
 
-namespace tilecast::jit {
+namespace tilecast {
 
 struct Driver {
   PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;
@@ -29,6 +30,18 @@ struct Driver {
   PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
   PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
+  // Virtual memory and shareable handles (comm's symmetric heap).
+  PFN_cuDeviceGet_v2000 cuDeviceGet = nullptr;
+  PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
+  PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
+  PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
+  PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
+  PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
+  PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
+  PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
+  PFN_cuMemMap_v10020 cuMemMap = nullptr;
+  PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
+  PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
 
   // The table, filled on first use. Throws tilecast::Error naming the function that could not be
   // found (no driver, a driver older than the ABI version asked for); a later call tries again.
@@ -40,4 +53,4 @@ struct Driver {
   std::string describe(CUresult r) const;
 };
 
-}  // namespace tilecast::jit
+}  // namespace tilecast

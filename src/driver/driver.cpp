@@ -1,4 +1,4 @@
-#include "jit/driver.hpp"
+#include "driver/driver.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -6,7 +6,7 @@
 
 #include "tilecast/types.hpp"
 
-namespace tilecast::jit {
+namespace tilecast {
 namespace {
 
 const char* query_result_text(cudaDriverEntryPointQueryResult q) {
@@ -50,6 +50,17 @@ Driver load_all() {
   load(d.cuLaunchKernelEx, "cuLaunchKernelEx", 11060);
   load(d.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", 11070);
   load(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", 12000);
+  load(d.cuDeviceGet, "cuDeviceGet", 2000);
+  load(d.cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", 10020);
+  load(d.cuMemCreate, "cuMemCreate", 10020);
+  load(d.cuMemRelease, "cuMemRelease", 10020);
+  load(d.cuMemExportToShareableHandle, "cuMemExportToShareableHandle", 10020);
+  load(d.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", 10020);
+  load(d.cuMemAddressReserve, "cuMemAddressReserve", 10020);
+  load(d.cuMemAddressFree, "cuMemAddressFree", 10020);
+  load(d.cuMemMap, "cuMemMap", 10020);
+  load(d.cuMemUnmap, "cuMemUnmap", 10020);
+  load(d.cuMemSetAccess, "cuMemSetAccess", 10020);
   return d;
 }
 
@@ -75,4 +86,4 @@ void Driver::check(CUresult r, std::string_view call) const {
   if (r != CUDA_SUCCESS) throw Error(std::string(call) + " failed: " + describe(r));
 }
 
-}  // namespace tilecast::jit
+}  // namespace tilecast
