@@ -44,10 +44,11 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   // (the planner stops at kWidestDynamicBlockN there).
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
     for (uint32_t bn : {128u, plan::kWidestDynamicBlockN})
-      for (bool c : {false, true}) {
+      for (int variant = 0; variant < 3; ++variant) {  // BF16, BF16 + C, FP32 + C
         WarmItem it;
         it.shape.m = it.shape.n = it.shape.k = 4096;
-        it.shape.has_c = c;
+        it.shape.has_c = variant > 0;
+        it.shape.out = variant == 2 ? DType::kFP32 : DType::kBF16;
         it.config.block_m = 128;
         it.config.block_n = bn;
         it.config.cluster_m = cs.m;
@@ -56,7 +57,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
         items.push_back(it);
       }
   const auto kernels = warm_jit_cache(items, std::max(2u, std::thread::hardware_concurrency()));
-  EXPECT_GE(kernels.size(), 48u + 12u);
+  EXPECT_GE(kernels.size(), 56u + 18u);
   for (const WarmedKernel& k : kernels) {
     EXPECT_FALSE(k.from_cache) << k.name;
     EXPECT_EQ(k.spill_bytes, 0u) << k.name;
