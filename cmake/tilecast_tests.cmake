@@ -11,8 +11,11 @@ function(tilecast_cpu_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
+  # CUDA_CACHE_DISABLE: on a machine with a GPU driver, NVRTC may answer a program it compiled
+  # before from the driver's compute cache without running ptxas (no resource report in the log);
+  # the cpu tests read those reports, so they see the same NVRTC everywhere.
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES LABELS cpu TIMEOUT ${T_TIMEOUT})
+                       PROPERTIES LABELS cpu TIMEOUT ${T_TIMEOUT} ENVIRONMENT CUDA_CACHE_DISABLE=1)
 endfunction()
 
 # tilecast_gpu_test(<name> SOURCES ... [LIBS ...]): one CTest test per binary; its main() comes

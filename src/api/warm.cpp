@@ -29,8 +29,8 @@ std::vector<WarmedKernel> warm_jit_cache(std::span<const WarmItem> items, unsign
       try {
         const jit::BuildResult built = jit::Runtime::instance().build(*todo[i]);
         const jit::ResourceReport& r = built.kernel.report;
-        out[i] = {todo[i]->name_expression, built.disk_hit, built.compile_seconds, static_cast<uint32_t>(r.registers),
-                  static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
+        out[i] = {todo[i]->name_expression, built.disk_hit, built.compile_seconds, r.found,
+                  static_cast<uint32_t>(r.registers), static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
                   static_cast<uint32_t>(r.stack_frame_bytes)};
       } catch (const std::exception& e) {
         std::lock_guard lock(error_mutex);

@@ -21,6 +21,7 @@ struct WarmedKernel {
   std::string name;       // the kernel's name expression
   bool from_cache = false;
   double compile_seconds = 0;
+  bool report_found = false;  // false: the driver's compute cache answered NVRTC, ptxas did not run
   uint32_t registers = 0;
   uint32_t spill_bytes = 0;  // spill stores + loads
   uint32_t stack_bytes = 0;

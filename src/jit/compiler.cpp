@@ -231,11 +231,11 @@ CompiledKernel Compiler::compile(const KernelSpec& spec) const {
   out.cubin.resize(cubin_size);
   check_nvrtc(nvrtcGetCUBIN(program.get(), out.cubin.data()), "nvrtcGetCUBIN");
 
+  // Where a GPU driver is installed, NVRTC may take the cubin from the driver's compute cache
+  // (~/.nv/ComputeCache) without running ptxas, and the log then has no resource report (seen
+  // with NVRTC 13.0 on the H200 machine, for a program compiled before). The kernel is as good;
+  // only the report is unknown (report.found stays false).
   out.report = parse_ptxas_report(out.log, out.lowered_name);
-  if (!out.report.found) {
-    throw Error("no ptxas resource report for " + out.lowered_name + " in the NVRTC log:\n" +
-                out.log);
-  }
   return out;
 }
 

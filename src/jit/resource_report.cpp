@@ -9,6 +9,8 @@
 namespace tilecast::jit {
 namespace {
 
+constexpr std::string_view kUnknownReport = "unknown";
+
 // The integer right before `suffix` in `line` ("16384 bytes stack frame" -> 16384), or nullopt.
 std::optional<int> number_before(std::string_view line, std::string_view suffix) {
   const size_t at = line.find(suffix);
@@ -67,6 +69,7 @@ constexpr std::string_view kPropertiesMarker = "Function properties for ";
 }  // namespace
 
 std::string ResourceReport::to_string() const {
+  if (!found) return std::string(kUnknownReport);
   std::ostringstream s;
   s << "regs=" << registers << " spill_st=" << spill_store_bytes << " spill_ld=" << spill_load_bytes
     << " stack=" << stack_frame_bytes << " cum_stack=" << cumulative_stack_bytes
@@ -76,6 +79,7 @@ std::string ResourceReport::to_string() const {
 
 std::optional<ResourceReport> ResourceReport::from_string(std::string_view line) {
   ResourceReport r;
+  if (line == kUnknownReport) return r;
   r.found = true;
   const struct {
     std::string_view key;

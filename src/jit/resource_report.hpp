@@ -23,7 +23,8 @@ struct ResourceReport {
   bool uses_local_memory() const {
     return has_spills() || stack_frame_bytes > 0 || cumulative_stack_bytes > 0;
   }
-  // One line: "regs=168 spill_st=0 spill_ld=0 stack=0 cum_stack=0 smem=0 barriers=1".
+  // One line: "regs=168 spill_st=0 spill_ld=0 stack=0 cum_stack=0 smem=0 barriers=1", or
+  // "unknown" when no report was found; from_string reads both back.
   std::string to_string() const;
   // Reads to_string()'s format back (cache entries store it); nullopt when malformed.
   static std::optional<ResourceReport> from_string(std::string_view line);

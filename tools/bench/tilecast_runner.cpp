@@ -51,8 +51,9 @@ int warm_jit_cache(const std::vector<BenchProblem>& problems, const std::vector<
     double seconds = 0;
     int compiled = 0;
     for (const api::WarmedKernel& k : kernels) {
-      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  %s\n", k.from_cache ? "cached" : "compiled", k.compile_seconds,
-                  k.registers, k.spill_bytes, k.name.c_str());
+      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  %s%s\n", k.from_cache ? "cached" : "compiled", k.compile_seconds,
+                  k.registers, k.spill_bytes, k.name.c_str(),
+                  k.report_found ? "" : "  (no ptxas report: the driver's compute cache answered)");
       seconds += k.compile_seconds;
       compiled += !k.from_cache;
     }

@@ -89,6 +89,12 @@ TEST(JitResourceReport, StringRoundTrip) {
   EXPECT_EQ(*back, r);
   EXPECT_FALSE(ResourceReport::from_string("regs=1 spill_st=0").has_value());
   EXPECT_FALSE(ResourceReport::from_string("garbage").has_value());
+  // No report (the driver's compute cache answered NVRTC): stays unknown through the disk cache,
+  // never read back as a report of zeros.
+  const ResourceReport none = parse_ptxas_report("", "_Z1kILi4EEvPf");
+  const auto none_back = ResourceReport::from_string(none.to_string());
+  ASSERT_TRUE(none_back.has_value());
+  EXPECT_FALSE(none_back->found);
 }
 
 }  // namespace

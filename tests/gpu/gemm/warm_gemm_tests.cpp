@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
     int compiled = 0, spilling = 0;
     double seconds = 0;
     for (const api::WarmedKernel& k : kernels) {
-      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  stack %4u B  %s\n", k.from_cache ? "cached" : "compiled",
-                  k.compile_seconds, k.registers, k.spill_bytes, k.stack_bytes, k.name.c_str());
+      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  stack %4u B  %s%s\n", k.from_cache ? "cached" : "compiled",
+                  k.compile_seconds, k.registers, k.spill_bytes, k.stack_bytes, k.name.c_str(),
+                  k.report_found ? "" : "  (no ptxas report: the driver's compute cache answered)");
       compiled += !k.from_cache;
       seconds += k.compile_seconds;
       spilling += k.spill_bytes > 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu/jit/test_kernels.hpp"
+#include "jit/build.hpp"
 #include "jit/launch.hpp"
 #include "jit/runtime.hpp"
 #include "jit/tma.hpp"
@@ -230,6 +231,39 @@ TEST_F(JitGpu, FreshRuntimeLoadsFromDisk) {
   CUDA_OK(cudaMemcpyAsync(&value, counter.ptr, 4, cudaMemcpyDeviceToHost, stream_));
   CUDA_OK(cudaStreamSynchronize(stream_));
   EXPECT_EQ(value, 20);
+}
+
+// With a GPU driver, NVRTC may take a program it compiled before from the driver's compute cache
+// without running ptxas, leaving no resource report in its log: compiling the same kernel again
+// (here into a second, empty disk cache) must still give a kernel that runs. It threw before.
+TEST_F(JitGpu, SecondCompileOfAProgramStillGivesAKernel) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "tilecast-jit-gpu-again-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path other_dir(pattern);
+  const KernelSpec spec = test::add_spec(5);
+  runtime().kernel(spec);
+  int value = 0;
+  {
+    Runtime again(Compiler(), other_dir);
+    const Kernel& k = again.kernel(spec);
+    EXPECT_EQ(again.stats().compiles, 1u);
+    const BuildResult built = build_kernel(Compiler(), DiskCache(std::filesystem::path()), spec);
+    EXPECT_FALSE(built.kernel.cubin.empty());
+    if (!built.kernel.report.found) std::printf("[ note ] no ptxas report on a repeated compile (driver cache)\n");
+    DeviceBuffer<int> counter(1);
+    ASSERT_NE(counter.ptr, nullptr);
+    CUDA_OK(cudaMemsetAsync(counter.ptr, 0, 4, stream_));
+    LaunchConfig cfg;
+    cfg.grid = dim3(3, 1, 1);
+    cfg.block = dim3(32, 1, 1);
+    cfg.stream = stream_;
+    launch_kernel(k, cfg, counter.ptr);
+    CUDA_OK(cudaMemcpyAsync(&value, counter.ptr, 4, cudaMemcpyDeviceToHost, stream_));
+    CUDA_OK(cudaStreamSynchronize(stream_));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(other_dir, ec);
+  EXPECT_EQ(value, 3 * 5);
 }
 
 TEST_F(JitGpu, DynamicSmemOccupancyAndDriverErrors) {
