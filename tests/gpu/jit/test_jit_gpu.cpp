@@ -29,15 +29,17 @@ namespace {
                                  << cudaGetErrorString(err_) << ")";                   \
   } while (0)
 
+// A new empty folder under the system's temporary one.
+std::filesystem::path make_temp_dir(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  const char* made = ::mkdtemp(pattern.data());
+  if (made == nullptr) throw Error("mkdtemp failed for " + pattern);
+  return std::filesystem::path(made);
+}
+
 // A cache folder for this process, so the tests never read or write the user's cache.
 const std::filesystem::path& test_cache_dir() {
-  static const std::filesystem::path dir = [] {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "tilecast-jit-gpu-XXXXXX").string();
-    const char* made = ::mkdtemp(pattern.data());
-    if (made == nullptr) throw Error("mkdtemp failed for " + pattern);
-    return std::filesystem::path(made);
-  }();
+  static const std::filesystem::path dir = make_temp_dir("tilecast-jit-gpu");
   static const bool cleanup_registered = [] {
     std::atexit([] {
       std::error_code ec;
@@ -80,6 +82,21 @@ class JitGpu : public ::testing::Test {
   void TearDown() override {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
+  // Launches an add_spec kernel (thread 0 of each block adds its value) on `blocks` blocks into a
+  // zeroed counter and reads the counter back into `value`.
+  void run_add_kernel(const Kernel& k, uint32_t blocks, uint32_t threads, int& value) {
+    DeviceBuffer<int> counter(1);
+    ASSERT_NE(counter.ptr, nullptr);
+    CUDA_OK(cudaMemsetAsync(counter.ptr, 0, 4, stream_));
+    LaunchConfig cfg;
+    cfg.grid = dim3(blocks, 1, 1);
+    cfg.block = dim3(threads, 1, 1);
+    cfg.stream = stream_;
+    launch_kernel(k, cfg, counter.ptr);
+    CUDA_OK(cudaMemcpyAsync(&value, counter.ptr, 4, cudaMemcpyDeviceToHost, stream_));
+    CUDA_OK(cudaStreamSynchronize(stream_));
+  }
+
   cudaStream_t stream_ = nullptr;
 };
 
@@ -219,17 +236,8 @@ TEST_F(JitGpu, FreshRuntimeLoadsFromDisk) {
   EXPECT_EQ(&fresh.kernel(spec), &k);
   EXPECT_EQ(fresh.stats().memory_hits, 1u);
 
-  DeviceBuffer<int> counter(1);
-  ASSERT_NE(counter.ptr, nullptr);
-  CUDA_OK(cudaMemsetAsync(counter.ptr, 0, 4, stream_));
-  LaunchConfig cfg;
-  cfg.grid = dim3(10, 1, 1);
-  cfg.block = dim3(64, 1, 1);
-  cfg.stream = stream_;
-  launch_kernel(k, cfg, counter.ptr);
   int value = 0;
-  CUDA_OK(cudaMemcpyAsync(&value, counter.ptr, 4, cudaMemcpyDeviceToHost, stream_));
-  CUDA_OK(cudaStreamSynchronize(stream_));
+  run_add_kernel(k, 10, 64, value);
   EXPECT_EQ(value, 20);
 }
 
@@ -237,9 +245,7 @@ TEST_F(JitGpu, FreshRuntimeLoadsFromDisk) {
 // without running ptxas, leaving no resource report in its log: compiling the same kernel again
 // (here into a second, empty disk cache) must still give a kernel that runs. It threw before.
 TEST_F(JitGpu, SecondCompileOfAProgramStillGivesAKernel) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "tilecast-jit-gpu-again-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  const std::filesystem::path other_dir(pattern);
+  const std::filesystem::path other_dir = make_temp_dir("tilecast-jit-gpu-again");
   const KernelSpec spec = test::add_spec(5);
   runtime().kernel(spec);
   int value = 0;
@@ -250,16 +256,7 @@ TEST_F(JitGpu, SecondCompileOfAProgramStillGivesAKernel) {
     const BuildResult built = build_kernel(Compiler(), DiskCache(std::filesystem::path()), spec);
     EXPECT_FALSE(built.kernel.cubin.empty());
     if (!built.kernel.report.found) std::printf("[ note ] no ptxas report on a repeated compile (driver cache)\n");
-    DeviceBuffer<int> counter(1);
-    ASSERT_NE(counter.ptr, nullptr);
-    CUDA_OK(cudaMemsetAsync(counter.ptr, 0, 4, stream_));
-    LaunchConfig cfg;
-    cfg.grid = dim3(3, 1, 1);
-    cfg.block = dim3(32, 1, 1);
-    cfg.stream = stream_;
-    launch_kernel(k, cfg, counter.ptr);
-    CUDA_OK(cudaMemcpyAsync(&value, counter.ptr, 4, cudaMemcpyDeviceToHost, stream_));
-    CUDA_OK(cudaStreamSynchronize(stream_));
+    run_add_kernel(k, 3, 32, value);
   }
   std::error_code ec;
   std::filesystem::remove_all(other_dir, ec);

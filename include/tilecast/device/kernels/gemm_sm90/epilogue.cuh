@@ -51,9 +51,9 @@ class Epilogue {
         if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
         sync();
         if (narrow)
-          write_narrow_slab(buffer, acc[a], slab, w, a);
+          write_slab<true>(buffer, acc[a], slab, w, a);
         else
-          write_slab(buffer, acc[a], slab, w, a);
+          write_slab<false>(buffer, acc[a], slab, w, a);
         // Generic-proxy writes, read next by the TMA (async proxy).
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
         sync();
@@ -114,9 +114,19 @@ class Epilogue {
     return row * 128 + ((chunk ^ (row % 8)) * 16);
   }
 
-  // Writes slab `slab` of atom `atom`'s accumulators (plus C) into `buffer`.
+  // Writes slab `slab` of atom `atom`'s accumulators (plus C) into `buffer`: a full slab in the
+  // 128-byte swizzle of tma_d's box, or (kNarrow) the narrow last slab of 16, 32 or 48 columns as
+  // plain rows, the layout of tma_d_narrow's unswizzled box.
+  template <bool kNarrow>
   TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab, const TileWork& w,
                             uint32_t atom) {
+    constexpr uint32_t kCols = kNarrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
+    constexpr uint32_t kPitch = kNarrow ? kCols * (Cfg::kOutputFP32 ? 4 : 2) : 128;
+    static_assert(kCols % 16 == 0, "stmatrix pairs and the TMA's 16-byte rows");
+    // Byte offset of 16-byte chunk `chunk` of slab row `row`.
+    const auto offset = [](uint32_t row, uint32_t chunk) {
+      return kNarrow ? row * kPitch + chunk * 16 : swizzled(row, chunk);
+    };
     const uint32_t lane = thread_ % 32;
     CRows c_rows = c_rows_of(w, atom);
     if constexpr (!Cfg::kOutputFP32) {
@@ -126,53 +136,19 @@ class Epilogue {
       const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;
       const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buffer));
 #pragma unroll
-      for (uint32_t pair = 0; pair < 4; ++pair) {
+      for (uint32_t pair = 0; pair < kCols / 16; ++pair) {
         const uint32_t j = slab * 8 + pair * 2;  // 8-column group
-        ptx::stmatrix_x4(base + swizzled(row, pair * 2 + matrix / 2), pack(acc, j, 0, c_rows),
+        ptx::stmatrix_x4(base + offset(row, pair * 2 + matrix / 2), pack(acc, j, 0, c_rows),
                          pack(acc, j, 1, c_rows), pack(acc, j + 1, 0, c_rows), pack(acc, j + 1, 1, c_rows));
       }
     } else {
 #pragma unroll
-      for (uint32_t g = 0; g < 4; ++g) {  // four 8-column groups of FP32 per 128-byte row
+      for (uint32_t g = 0; g < kCols / 8; ++g) {  // 8-column groups of FP32, 32 bytes each
         const uint32_t j = slab * 4 + g;
 #pragma unroll
         for (uint32_t half = 0; half < 2; ++half) {
-          const uint32_t row = atom_row(half);
           const uint32_t byte = g * 32 + (lane % 4) * 8;
-          float2* dst = reinterpret_cast<float2*>(buffer + swizzled(row, byte / 16) + byte % 16);
-          *dst = make_float2(value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
-        }
-      }
-    }
-  }
-
-  // The narrow last slab (16, 32 or 48 columns) into `buffer` as plain rows of kNarrowSlabCols
-  // elements: the layout of tma_d_narrow's unswizzled box.
-  TC_DEVICE void write_narrow_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab,
-                                   const TileWork& w, uint32_t atom) {
-    constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
-    constexpr uint32_t kPitch = Cfg::kNarrowSlabCols * kOutBytes;
-    static_assert(Cfg::kNarrowSlabCols % 16 == 0, "stmatrix pairs and the TMA's 16-byte rows");
-    const uint32_t lane = thread_ % 32;
-    CRows c_rows = c_rows_of(w, atom);
-    if constexpr (!Cfg::kOutputFP32) {
-      __syncwarp();  // stmatrix is .aligned: the warp must be converged
-      const uint32_t matrix = lane / 8;
-      const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;
-      const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buffer));
-#pragma unroll
-      for (uint32_t pair = 0; pair < Cfg::kNarrowSlabCols / 16; ++pair) {
-        const uint32_t j = slab * 8 + pair * 2;  // 8-column group
-        ptx::stmatrix_x4(base + row * kPitch + (pair * 2 + matrix / 2) * 16, pack(acc, j, 0, c_rows),
-                         pack(acc, j, 1, c_rows), pack(acc, j + 1, 0, c_rows), pack(acc, j + 1, 1, c_rows));
-      }
-    } else {
-#pragma unroll
-      for (uint32_t g = 0; g < Cfg::kNarrowSlabCols / 8; ++g) {
-        const uint32_t j = slab * 4 + g;
-#pragma unroll
-        for (uint32_t half = 0; half < 2; ++half) {
-          float2* dst = reinterpret_cast<float2*>(buffer + atom_row(half) * kPitch + g * 32 + (lane % 4) * 8);
+          float2* dst = reinterpret_cast<float2*>(buffer + offset(atom_row(half), byte / 16) + byte % 16);
           *dst = make_float2(value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
         }
       }
