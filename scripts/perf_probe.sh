@@ -7,9 +7,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bench=build/tools/bench/tilecast-bench
+warm=build/tools/warm/tilecast-warm
 shapes=(${TC_PROBE_SHAPES:---shape 8192,8192,8192 --shape 4096,7168,2048})
 run() {  # compile the variants in parallel first, then time them
-  "$bench" --warm-jit "$(nproc)" "$@" | tail -1
+  "$warm" --threads "$(nproc)" "$@" 2>/dev/null | tail -1
   TILECAST_PLAN_DEBUG=1 "$bench" --warmup 5 --iters 20 "$@" 2>&1 |
     grep -vE "^(command|timing|problems|tilecast library|tilecast-bench:)" | grep -vE "^ +(FAIL|rel_fro)" | head -40
 }
@@ -36,13 +37,14 @@ for shape in ${TC_PROBE_CUBLAS_NAMES:-}; do
 done
 [ "${TC_PROBE_SASS:-1}" = 1 ] || exit 0
 if command -v cuobjdump >/dev/null; then
-  # TC_PROBE_SASS_ARGS: the kernel's template arguments; TC_PROBE_SASS_FILE: where to keep the
-  # whole listing (otherwise only the lines around the mainloop are printed).
-  args=${TC_PROBE_SASS_ARGS:-128, 256, 4, 2, 1, 2, false, false, tilecast::GemmType::kNormal, false}
-  echo "== SASS around the mainloop (gemm_sm90_kernel<$args>)"
-  printf '#include "tilecast/device/kernels/gemm_sm90/kernel.cuh"\nauto* p = &tilecast::gemm_sm90_kernel<%s>;\n' "$args" >/tmp/probe.cu
-  nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Iinclude -I/usr/local/cuda/include/cccl -cubin -o /tmp/probe.cubin /tmp/probe.cu &&
-    cuobjdump -sass /tmp/probe.cubin >/tmp/probe.sass &&
-    grep -nE "HGMMA|WARPGROUP|SYNCS|BAR|DEPBAR|WARPSYNC|BRA" /tmp/probe.sass | head -80
+  # The kernel the planner picks for TC_PROBE_SASS_SHAPE (TC_PROBE_SASS_CONFIG overrides it),
+  # compiled into a fresh cache with its cubin kept; TC_PROBE_SASS_FILE: where to keep the whole
+  # listing (otherwise only the lines around the mainloop are printed).
+  sass_cache=$(mktemp -d)
+  TILECAST_CACHE_DIR=$sass_cache TILECAST_JIT_DEBUG=2 "$warm" --shape "${TC_PROBE_SASS_SHAPE:-8192,8192,8192}" \
+    ${TC_PROBE_SASS_CONFIG:+--config "$TC_PROBE_SASS_CONFIG"} 2>/dev/null | grep -E "^(compiled|cached)"
+  cubin=$(ls "$sass_cache"/v1/*.cubin | head -1)
+  echo "== SASS around the mainloop ($(grep -h 'name expression' "$sass_cache"/v1/*.cu | head -1))"
+  cuobjdump -sass "$cubin" >/tmp/probe.sass && grep -nE "HGMMA|WARPGROUP|SYNCS|BAR|DEPBAR|WARPSYNC|BRA" /tmp/probe.sass | head -80
   [ -n "${TC_PROBE_SASS_FILE:-}" ] && cp /tmp/probe.sass "$TC_PROBE_SASS_FILE"
 fi

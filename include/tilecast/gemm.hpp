@@ -4,9 +4,20 @@
 // optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). A batch (MatrixView::batch > 1)
 // runs batch independent products of equal sizes. Bad input throws tilecast::Error before anything
 // is launched.
+//
+// The first call of a problem plans it, compiles its kernels through NVRTC (or loads them from the
+// disk cache) and loads them; later calls of the same problem only launch. A call with the same
+// views and config as one of the calling thread's recent calls skips even the argument checks:
+// its descriptors and parameters are reused as they are.
+//
+// CUDA graphs: a call captured into a graph records its kernel launches only, if its problem was
+// prepared before the capture (prepare(), or any earlier call); otherwise it throws, since
+// compiling and loading cannot be captured.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <string>
 
 #include "tilecast/types.hpp"
 
@@ -24,9 +35,23 @@ struct GemmConfig {
   // With clusters of 4, 12 of an H200's 132 SMs cannot hold a cluster. A companion launch of
   // smaller clusters on a forked stream takes them, sharing the work through an atomic counter.
   int companion = -1;                     // 0 off, 1 on
+
+  bool operator==(const GemmConfig&) const = default;
 };
 
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
           const MatrixView* c = nullptr, const GemmConfig& config = {});
+
+// Checks the arguments, plans, compiles and loads everything gemm() with these arguments needs on
+// the current device, and makes the device's state, launching nothing. After it, the same call
+// may be captured into a CUDA graph.
+void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c = nullptr,
+             const GemmConfig& config = {});
+
+// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1" (any
+// subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
+// value. format_config is its inverse ("" for the defaults).
+GemmConfig parse_config(const std::string& text);
+std::string format_config(const GemmConfig& config);
 
 }  // namespace tilecast

@@ -1,15 +1,16 @@
 // Public vocabulary: element types, the error type and tensor views.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "tilecast/device/dtype.cuh"
+
 namespace tilecast {
 
-enum class DType : uint32_t { kBF16 = 0, kFP32 = 1 };
-
-inline constexpr size_t dtype_size(DType t) { return t == DType::kBF16 ? 2 : 4; }
+inline constexpr size_t dtype_size(DType t) { return dtype_bytes(t); }
 inline const char* dtype_name(DType t) { return t == DType::kBF16 ? "bf16" : "fp32"; }
 
 // Every error tilecast reports, before anything is launched where the input is at fault.
@@ -31,6 +32,7 @@ struct MatrixView {
 
   int64_t ld() const { return row_stride ? row_stride : cols; }
   int64_t batch_step() const { return batch_stride ? batch_stride : rows * ld(); }
+  bool operator==(const MatrixView&) const = default;
 };
 
 }  // namespace tilecast

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "api/occupancy_probe.hpp"
+#include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 #include "tilecast/diagnostics.hpp"
 #include "tilecast/types.hpp"
 
@@ -22,16 +24,17 @@ plan::DeviceFacts read_facts(int device) {
   if (prop.major != 9 || prop.minor != 0)
     throw Error(std::string("device ") + prop.name + " is compute capability " + std::to_string(prop.major) + "." +
                 std::to_string(prop.minor) + ": tilecast's kernels need SM90 (Hopper)");
+  // Rates stay the H200 model's (MISSION.md's measurements); counts are this device's.
   plan::DeviceFacts f = plan::DeviceFacts::h200_model();
   f.name = prop.name;
+  f.num_sms = static_cast<uint32_t>(prop.multiProcessorCount);
   f.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
-  if (static_cast<uint32_t>(prop.multiProcessorCount) != f.num_sms) {
-    // Another Hopper part: scale the cluster placement of the model (the launch re-reads the real
-    // kernel's occupancy, so this only steers the planner).
-    const uint32_t sms = static_cast<uint32_t>(prop.multiProcessorCount);
-    f.max_active_clusters = {sms, sms / 2, sms * 30 / 132, sms * 15 / 132};
-    f.num_sms = sms;
-  }
+  // Every GEMM kernel holds one CTA per SM (its registers: launch_registers x threads is more
+  // than half the register file, asserted for every variant in test_kernel_variants), so the
+  // probe asks with the most shared memory a CTA may have, which allows one CTA per SM too.
+  constexpr uint32_t kProbeThreads = 384;
+  for (uint32_t size : {1u, 2u, 4u, 8u})
+    f.max_active_clusters[plan::cluster_size_index(size)] = resident_clusters(kProbeThreads, kSm90MaxSmemBytes, size);
   return f;
 }
 
@@ -43,15 +46,33 @@ struct DeviceState::CounterBlock {
   static constexpr uint32_t kPairs = 256;
 };
 
+namespace {
+
+std::mutex& states_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<int, std::unique_ptr<DeviceState>>& states() {
+  static std::map<int, std::unique_ptr<DeviceState>> s;
+  return s;
+}
+
+}  // namespace
+
 DeviceState& DeviceState::current() {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<DeviceState>> states;
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  std::lock_guard lock(mutex);
-  auto& s = states[device];
+  std::lock_guard lock(states_mutex());
+  auto& s = states()[device];
   if (!s) s.reset(new DeviceState(device));
   return *s;
+}
+
+DeviceState* DeviceState::find(int device) {
+  std::lock_guard lock(states_mutex());
+  auto it = states().find(device);
+  return it == states().end() ? nullptr : it->second.get();
 }
 
 DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device)) {

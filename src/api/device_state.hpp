@@ -1,7 +1,7 @@
 // What the GEMM API keeps per device: its facts for the planner, a side stream for companion
 // launches, unit counters for dynamic scheduling, and the host-mapped record a timed-out barrier
-// wait writes. Made on the first call for a device; the first call must not be under stream
-// capture (it allocates).
+// wait writes. Made by the first call or prepare() for a device, never under stream capture (it
+// allocates): a captured call that would make it is refused (see gemm.cpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,8 +16,10 @@ namespace tilecast::api {
 
 class DeviceState {
  public:
-  // The state of the current device.
+  // The state of the current device, made on first use.
   static DeviceState& current();
+  // The state of `device` if it has been made, else null.
+  static DeviceState* find(int device);
 
   const plan::DeviceFacts& facts() const { return facts_; }
   int device() const { return device_; }

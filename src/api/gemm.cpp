@@ -1,18 +1,16 @@
-// tilecast::gemm: validate, plan (cached per shape and overrides), JIT (cached), build the TMA
-// descriptors, launch on the caller's stream; with a companion, fork a second launch onto the
-// side stream and join it back.
+// tilecast::gemm and tilecast::prepare: views -> (a cached call) -> launch.
+//
+// A call whose views and config match one this thread made before takes the fast path: its TMA
+// descriptors and parameters are reused and it only launches (no validation, no planning, no
+// lock). Otherwise: validate (api/validate.cpp), take the prepared plan (api/prepared.cpp: plan,
+// compile, load, cached per shape), encode the descriptors, remember the call, launch.
 #include "tilecast/gemm.hpp"
 
-#include <cstdlib>
+#include <array>
 #include <cstring>
-#include <iostream>
-#include <map>
-#include <mutex>
-#include <string>
-#include <tuple>
+#include <memory>
 
-#include "api/device_state.hpp"
-#include "api/gemm_kernel.hpp"
+#include "api/prepared.hpp"
 #include "api/validate.hpp"
 #include "jit/launch.hpp"
 #include "jit/tma.hpp"
@@ -22,17 +20,14 @@
 namespace tilecast {
 namespace {
 
-using api::GemmLaunchPlan;
-
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
-TmaDescriptor descriptor(const MatrixView& v, uint32_t box_rows, uint32_t box_cols,
-                         jit::TmaSwizzle swizzle = jit::TmaSwizzle::k128B) {
+TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle swizzle) {
   const jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
                                        static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
-                                       static_cast<uint64_t>(v.batch_step()), 1, box_rows, box_cols, swizzle);
+                                       static_cast<uint64_t>(v.batch_step()), 1, box.rows, box.cols, swizzle);
   const CUtensorMap map = jit::make_tensor_map(t);
   static_assert(sizeof(map) == sizeof(TmaDescriptor));
   TmaDescriptor d;
@@ -40,87 +35,157 @@ TmaDescriptor descriptor(const MatrixView& v, uint32_t box_rows, uint32_t box_co
   return d;
 }
 
-// The cached plan of one (device, shape, overrides).
-const GemmLaunchPlan& plan_for(const plan::GemmShape& s, const GemmConfig& o) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<GemmLaunchPlan>> plans;
-  api::DeviceState& dev = api::DeviceState::current();
-  char key[320];
-  std::snprintf(key, sizeof key, "%d|%u|%u|%u|%u|%u|%d|%d|%u.%u.%u.%u.%u.%u.%d.%d.%u.%u.%d", dev.device(),
-                static_cast<uint32_t>(s.type), s.m, s.n, s.k, s.batch, static_cast<int>(s.out), s.has_c, o.block_m,
-                o.block_n, o.block_k, o.stages, o.cluster_m, o.cluster_n, o.multicast_a, o.multicast_b, o.swizzle,
-                o.max_sms, o.companion);
-  std::lock_guard lock(mutex);
-  auto& p = plans[key];
-  if (!p) p = std::make_unique<GemmLaunchPlan>(api::make_launch_plan(s, o, dev));
-  return *p;
+// Everything a launch needs, made once per distinct call.
+struct PreparedCall {
+  std::shared_ptr<const api::PreparedGemm> gemm;
+  TmaDescriptor a, b, d, d_narrow;
+  GemmParams params;
+};
+
+PreparedCall make_call(std::shared_ptr<const api::PreparedGemm> gemm, const MatrixView& a, const MatrixView& b,
+                       const MatrixView& d, const MatrixView* c) {
+  PreparedCall call;
+  const GemmGeometry& g = gemm->geometry;
+  call.a = descriptor(a, g.a_box, jit::TmaSwizzle::k128B);
+  call.b = descriptor(b, g.b_box, jit::TmaSwizzle::k128B);
+  call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
+  call.d_narrow = g.narrow_slab_cols ? descriptor(d, g.d_narrow_box, jit::TmaSwizzle::kNone) : call.d;
+
+  GemmParams& p = call.params;
+  p.problem = gemm->plan.desc.problem;
+  p.schedule = gemm->plan.schedule;
+  p.num_clusters = gemm->plan.main.clusters;
+  if (c) {
+    p.c_ptr = c->data;
+    p.ldc = static_cast<uint64_t>(c->ld());
+    p.c_batch = static_cast<uint64_t>(c->batch_step());
+  }
+  p.d_ptr = d.data;
+  p.ldd = static_cast<uint64_t>(d.ld());
+  p.d_batch = static_cast<uint64_t>(d.batch_step());
+  p.wait = {wait_timeout_ns(), gemm->device->wait_record_device()};
+  if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;
+  call.gemm = std::move(gemm);
+  return call;
+}
+
+jit::LaunchConfig launch_config(const api::PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
+  const uint32_t cs = l.kernel.cluster.size();
+  return {dim3(l.clusters * cs), dim3(g.geometry.threads), dim3(cs), g.geometry.smem.launch_bytes, stream};
+}
+
+void launch(const PreparedCall& call, cudaStream_t stream) {
+  const api::PreparedGemm& g = *call.gemm;
+  const plan::GemmPlan& plan = g.plan;
+  if (!plan.companion) {
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow,
+                       call.params);
+    return;
+  }
+  // Both launches claim units from one counter pair, kept per stream.
+  api::DeviceState& dev = *g.device;
+  GemmParams main = call.params;
+  uint32_t* counters = dev.unit_counters(stream);
+  main.unit_counter = counters;
+  main.done_counter = counters + 1;
+  GemmParams side = main;
+  side.num_clusters = plan.companion->clusters;
+  std::lock_guard lock(dev.launch_mutex());
+  check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
+  check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
+  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, main);
+  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.b,
+                     call.d, call.d_narrow, side);
+  check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
+  check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
+}
+
+// A call as the fast path recognises it: every field of every view and of the config.
+struct CallKey {
+  MatrixView a, b, d, c;
+  bool has_c = false;
+  GemmConfig config;
+  int device = 0;
+  bool operator==(const CallKey&) const = default;
+};
+
+// The calls this thread made last, most recent first; a small array searched in order, so a hit
+// costs a few comparisons and takes no lock.
+class CallCache {
+ public:
+  static constexpr size_t kCalls = 16;
+
+  const PreparedCall* find(const CallKey& key) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (!(keys_[i] == key)) continue;
+      if (i != 0) {
+        std::swap(keys_[i], keys_[0]);
+        std::swap(calls_[i], calls_[0]);
+      }
+      return &calls_[0];
+    }
+    return nullptr;
+  }
+  const PreparedCall& insert(const CallKey& key, PreparedCall call) {
+    if (size_ < kCalls) ++size_;
+    for (size_t i = size_ - 1; i > 0; --i) {
+      keys_[i] = std::move(keys_[i - 1]);
+      calls_[i] = std::move(calls_[i - 1]);
+    }
+    keys_[0] = key;
+    calls_[0] = std::move(call);
+    return calls_[0];
+  }
+
+ private:
+  std::array<CallKey, kCalls> keys_{};
+  std::array<PreparedCall, kCalls> calls_{};
+  size_t size_ = 0;
+};
+
+CallCache& thread_calls() {
+  thread_local CallCache cache;
+  return cache;
+}
+
+CallKey call_key(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+                 const GemmConfig& config) {
+  CallKey key{a, b, d, c ? *c : MatrixView{}, c != nullptr, config, 0};
+  check(cudaGetDevice(&key.device), "cudaGetDevice");
+  return key;
+}
+
+// Whether `stream` is capturing a CUDA graph. An error (the legacy stream while another stream
+// captures in global mode) counts as capturing: the caller then must not compile either.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+const PreparedCall& prepared_call(const CallKey& key, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                                  const MatrixView* c, bool under_capture) {
+  CallCache& calls = thread_calls();
+  if (const PreparedCall* hit = calls.find(key)) return *hit;
+  const plan::GemmDesc desc = api::validate_gemm(a, b, d, c, api::query_pointer);
+  return calls.insert(key, make_call(api::prepared_gemm(desc, key.config, under_capture), a, b, d, c));
 }
 
 }  // namespace
 
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream, const MatrixView* c,
           const GemmConfig& config) {
-  const plan::GemmShape shape = api::validate_gemm(a, b, d, c, api::query_pointer);
-  const GemmLaunchPlan& lp = plan_for(shape, config);
-  api::DeviceState& dev = api::DeviceState::current();
-  const plan::KernelConfig& kc = lp.config;
+  const CallKey key = call_key(a, b, d, c, config);
+  if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
+  launch(prepared_call(key, a, b, d, c, capturing(stream)), stream);
+}
 
-  const TmaDescriptor tma_a = descriptor(a, kc.block_m, 64);
-  const TmaDescriptor tma_b = descriptor(b, kc.block_n, 64);
-  // D's box is one epilogue slab: 64 rows of 128 bytes (GemmSm90Config::kSlabRows, kSlabCols); a
-  // tile width that is no multiple of it ends in a narrower slab, stored through a box that narrow,
-  // unswizzled (GemmSm90Config::kNarrowSlabCols).
-  const uint32_t slab_cols = shape.out == DType::kFP32 ? 32 : 64;
-  const TmaDescriptor tma_d = descriptor(d, 64, slab_cols);
-  const uint32_t narrow_cols = kc.block_n % slab_cols;
-  const TmaDescriptor tma_d_narrow = narrow_cols ? descriptor(d, 64, narrow_cols, jit::TmaSwizzle::kNone) : tma_d;
-
-  GemmParams params;
-  params.problem.type = shape.type;
-  params.problem.m = shape.m;
-  params.problem.n = shape.n;
-  params.problem.k = shape.k;
-  params.problem.num_groups = shape.batch;
-  params.swizzle = kc.swizzle;
-  params.multicast_a = kc.multicast_a;
-  params.multicast_b = kc.multicast_b;
-  params.num_clusters = lp.main_clusters;
-  if (c) {
-    params.c_ptr = c->data;
-    params.ldc = static_cast<uint64_t>(c->ld());
-    params.c_batch = static_cast<uint64_t>(c->batch_step());
-  }
-  params.d_ptr = d.data;
-  params.ldd = static_cast<uint64_t>(d.ld());
-  params.d_batch = static_cast<uint64_t>(d.batch_step());
-  params.wait = {wait_timeout_ns(), dev.wait_record_device()};
-
-  const dim3 block(128 * (1 + kc.consumer_warpgroups));
-  const uint32_t cs = kc.cluster.size();
-  if (!lp.companion) {
-    jit::launch_kernel(*lp.main, {dim3(lp.main_clusters * cs), block, dim3(cs), kc.smem_bytes, stream}, tma_a, tma_b,
-                       tma_d, tma_d_narrow, params);
-    return;
-  }
-  // Both launches claim units of the main cluster's shape from one counter pair.
-  uint32_t* counters = dev.unit_counters(stream);
-  params.unit_m = kc.cluster.m;
-  params.unit_n = kc.cluster.n;
-  params.unit_counter = counters;
-  params.done_counter = counters + 1;
-  params.total_clusters = lp.main_clusters + lp.companion_clusters;
-  GemmParams side = params;
-  side.num_clusters = lp.companion_clusters;
-  std::lock_guard lock(dev.launch_mutex());
-  check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
-  check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
-  jit::launch_kernel(*lp.main, {dim3(lp.main_clusters * cs), block, dim3(cs), kc.smem_bytes, stream}, tma_a, tma_b,
-                     tma_d, tma_d_narrow, params);
-  const uint32_t ccs = kc.companion.size();
-  jit::launch_kernel(*lp.companion, {dim3(lp.companion_clusters * ccs), block, dim3(ccs), kc.smem_bytes, dev.side_stream()},
-                     tma_a, tma_b, tma_d, tma_d_narrow, side);
-  check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
-  check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
+void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+             const GemmConfig& config) {
+  prepared_call(call_key(a, b, d, c, config), a, b, d, c, false);
 }
 
 }  // namespace tilecast

@@ -55,7 +55,7 @@ bool overlap(const MatrixView& x, const MatrixView& y) {
 
 }  // namespace
 
-plan::GemmShape validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
                               PointerQuery where_is) {
   check_view("A", a, where_is);
   check_view("B", b, where_is);
@@ -84,7 +84,7 @@ plan::GemmShape validate_gemm(const MatrixView& a, const MatrixView& b, const Ma
     const bool same = c->data == d.data && c->ld() == d.ld() && c->batch_step() == d.batch_step();
     if (!same && overlap(*c, d)) throw Error("C overlaps D without being D itself");
   }
-  return plan::dense_shape(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr);
+  return plan::dense_desc(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr);
 }
 
 PointerFacts query_pointer(const void* p) {

@@ -2,12 +2,13 @@
 // tilecast::Error naming the operand and the rule.
 #pragma once
 
-#include "tilecast/plan/heuristic.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 #include "tilecast/types.hpp"
 
 namespace tilecast::api {
 
-// The shape of D = A * B^T (+ C) for these views, or an Error. Pure: it reads no device memory
+// The GEMM these views describe, for the planner (the one place views map into the core
+// vocabulary), or an Error. Pure: it reads no device memory
 // and so runs without a GPU (where_is supplies pointer facts, see below).
 struct PointerFacts {
   bool device_memory = false;  // device (or managed) memory of the current device
@@ -15,7 +16,7 @@ struct PointerFacts {
 };
 using PointerQuery = PointerFacts (*)(const void*);
 
-plan::GemmShape validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
                               PointerQuery where_is);
 
 // cudaPointerGetAttributes for the current device.

@@ -2,40 +2,62 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <mutex>
 #include <thread>
 
-#include "api/gemm_kernel.hpp"
+#include "api/gemm_source.hpp"
 #include "jit/runtime.hpp"
 
 namespace tilecast::api {
 
-std::vector<WarmedKernel> warm_jit_cache(std::span<const WarmItem> items, unsigned threads,
-                                         const plan::DeviceFacts& facts) {
-  std::map<std::string, jit::KernelSpec> specs;  // by name expression: one build each
-  for (const WarmItem& item : items)
-    for (jit::KernelSpec& spec : gemm_kernel_specs(item.shape, item.config, facts))
-      specs.emplace(spec.name_expression, std::move(spec));
-  std::vector<const jit::KernelSpec*> todo;
-  for (const auto& [name, spec] : specs) todo.push_back(&spec);
+std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts) {
+  std::vector<GemmKernelSpec> specs;
+  const auto add = [&](const GemmKernelSpec& s) {
+    if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+  };
+  for (const WarmItem& item : items) {
+    const plan::GemmPlan p = plan::plan_gemm(item.desc, facts, item.config);
+    add(p.main.kernel);
+    if (p.companion) add(p.companion->kernel);
+  }
+  return specs;
+}
 
-  std::vector<WarmedKernel> out(todo.size());
+std::string describe_kernel(const GemmKernelSpec& s) {
+  static const char* const kTypes[] = {"normal", "batched", "m-grouped", "masked", "k-grouped"};
+  const uint32_t type = static_cast<uint32_t>(s.type);
+  return std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + " st" + std::to_string(s.stages) + " c" +
+         std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + (s.out == DType::kFP32 ? " fp32" : " bf16") +
+         (s.has_c ? " +C" : "") + " " + (type < 5 ? kTypes[type] : "?") + (s.dynamic_units ? " dynamic" : " static");
+}
+
+std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
+                                         const std::function<void(size_t, size_t)>& progress) {
+  std::vector<WarmedKernel> out(specs.size());
   std::atomic<size_t> next{0};
-  std::mutex error_mutex;
+  size_t done = 0;
+  std::mutex mutex;
   std::string first_error;
   auto worker = [&] {
-    for (size_t i = next++; i < todo.size(); i = next++) {
+    for (size_t i = next++; i < specs.size(); i = next++) {
       try {
-        const jit::BuildResult built = jit::Runtime::instance().build(*todo[i]);
+        const jit::BuildResult built = jit::Runtime::instance().build(gemm_kernel_source(specs[i]));
         const jit::ResourceReport& r = built.kernel.report;
-        out[i] = {todo[i]->name_expression, built.disk_hit, built.compile_seconds, r.found,
-                  static_cast<uint32_t>(r.registers), static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
-                  static_cast<uint32_t>(r.stack_frame_bytes)};
+        out[i] = {describe_kernel(specs[i]),
+                  built.disk_hit,
+                  built.compile_seconds,
+                  r.found,
+                  static_cast<uint32_t>(r.registers),
+                  static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
+                  static_cast<uint32_t>(r.stack_frame_bytes),
+                  gemm_geometry(specs[i]).threads};
       } catch (const std::exception& e) {
-        std::lock_guard lock(error_mutex);
-        if (first_error.empty()) first_error = todo[i]->name_expression + ": " + e.what();
+        std::lock_guard lock(mutex);
+        if (first_error.empty()) first_error = describe_kernel(specs[i]) + ": " + e.what();
       }
+      std::lock_guard lock(mutex);
+      ++done;
+      if (progress) progress(done, specs.size());
     }
   };
   std::vector<std::thread> pool;

@@ -3,32 +3,41 @@
 // (the keys hold no paths).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tilecast/gemm.hpp"
-#include "tilecast/plan/heuristic.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::api {
 
 struct WarmItem {
-  plan::GemmShape shape;
+  plan::GemmDesc desc;
   GemmConfig config;
 };
 
 struct WarmedKernel {
-  std::string name;       // the kernel's name expression
+  std::string name;       // the kernel's spec, as GemmPlan::describe-style text
   bool from_cache = false;
   double compile_seconds = 0;
   bool report_found = false;  // false: the driver's compute cache answered NVRTC, ptxas did not run
   uint32_t registers = 0;
   uint32_t spill_bytes = 0;  // spill stores + loads
   uint32_t stack_bytes = 0;
+  uint32_t threads = 0;      // of the kernel's geometry
 };
 
-// Distinct kernels of `items`, built with `threads` threads into the process's JIT disk cache.
-std::vector<WarmedKernel> warm_jit_cache(std::span<const WarmItem> items, unsigned threads,
-                                         const plan::DeviceFacts& facts = plan::DeviceFacts::h200_model());
+// The distinct kernel specs the items' plans launch on a device with these facts.
+std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts);
+
+// One line per kernel spec: "128x256 st4 c2x1 bf16 +C normal static".
+std::string describe_kernel(const GemmKernelSpec& spec);
+
+// Builds `specs` with `threads` threads into the process's JIT disk cache. `progress`, if given,
+// is called after each kernel (done, total) from the worker threads, one at a time.
+std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
+                                         const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace tilecast::api

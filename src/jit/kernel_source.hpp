@@ -1,13 +1,17 @@
-// Generated kernel sources from named template arguments, never positional slots: the source lists
-// every argument under its name (so a cached .cu explains itself) and the name expression
-// instantiates the template through NVRTC.
+// Generated kernel sources that instantiate a kernel template with a traits struct of named
+// fields, never positional arguments: the kernel reads each field by name, so a missing field
+// fails to compile and the order of fields means nothing; a cached .cu explains itself.
 //
-//   KernelSpec spec = KernelSource("tilecast::gemm_kernel")
-//                         .include("tilecast/device/kernels/gemm.cuh")
-//                         .arg("kBlockM", 128).arg("kBlockN", 256)
-//                         .arg_expr("kSwizzle", "tilecast::Swizzle::k128B")
+//   KernelSpec spec = KernelSource("tilecast::gemm_sm90_kernel", "GemmTraits")
+//                         .include("tilecast/device/kernels/gemm_sm90/kernel.cuh")
+//                         .field("tilecast::uint32_t", "kBlockM", "128")
+//                         .field("bool", "kHasC", "false")
 //                         .spec();
-//   // spec.name_expression == "tilecast::gemm_kernel<128, 256, tilecast::Swizzle::k128B>"
+//   // spec.name_expression == "tilecast::gemm_sm90_kernel<GemmTraits>", and the source holds
+//   //   struct GemmTraits {
+//   //     static constexpr tilecast::uint32_t kBlockM = 128;
+//   //     static constexpr bool kHasC = false;
+//   //   };
 #pragma once
 
 #include <cstdint>
@@ -19,36 +23,39 @@
 
 namespace tilecast::jit {
 
-struct TemplateArg {
-  std::string name;   // the template parameter's name, for readers
-  std::string value;  // C++ text of the argument
-  friend bool operator==(const TemplateArg&, const TemplateArg&) = default;
+struct TraitsField {
+  std::string type;   // C++ type of the static constexpr member
+  std::string name;   // its name, as the kernel reads it
+  std::string value;  // C++ text of its value
+  friend bool operator==(const TraitsField&, const TraitsField&) = default;
 };
 
 class KernelSource {
  public:
-  explicit KernelSource(std::string kernel_template);
+  KernelSource(std::string kernel_template, std::string traits_name);
 
   KernelSource& include(std::string header);  // a device header, by its name under include/
-  KernelSource& arg(std::string name, int64_t value);
-  KernelSource& arg_bool(std::string name, bool value);
-  KernelSource& arg_expr(std::string name, std::string cpp_expression);
+  KernelSource& field(std::string type, std::string name, std::string value);
+  KernelSource& field(std::string name, uint32_t value);  // a tilecast::uint32_t field
+  KernelSource& field(std::string name, uint64_t value);  // a tilecast::uint64_t field
+  KernelSource& field(std::string name, bool value);
 
-  // "<template><a, b, c>".
+  // "<template><traits>".
   std::string name_expression() const;
-  // The includes, then the labelled arguments in a comment block.
+  // The includes, then the traits struct.
   std::string source() const;
   KernelSpec spec(std::vector<std::string> options = {}) const;
 
-  const std::vector<TemplateArg>& args() const { return args_; }
+  const std::vector<TraitsField>& fields() const { return fields_; }
 
  private:
   std::string template_;
+  std::string traits_;
   std::vector<std::string> includes_;
-  std::vector<TemplateArg> args_;
+  std::vector<TraitsField> fields_;
 };
 
-// The labelled arguments of a source() text, in order (the round trip of KernelSource).
-std::vector<TemplateArg> parse_template_args(std::string_view source);
+// The fields of the traits struct in a source() text, in order (the round trip of KernelSource).
+std::vector<TraitsField> parse_traits_fields(std::string_view source);
 
 }  // namespace tilecast::jit

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "tilecast/device/pipeline/release.cuh"
+#include "tilecast/device/pipeline/ring_protocol.cuh"
 #include "tilecast/plan/expected_tiles.hpp"
 
 namespace tilecast::plan {
@@ -324,7 +324,7 @@ class Simulation {
     if (w.issue_b) issue(w.b_mask, b_bytes);
 
     // The consumers release the stage on the CTAs the release rule names.
-    const uint16_t targets = release_targets(cfg.cluster, r);
+    const uint16_t targets = operand_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages).release_mask;
     cs.released_to[r].push_back(targets);
     for (uint32_t y = 0; y < size; ++y) {
       if (!((targets >> y) & 1u)) continue;
@@ -339,7 +339,7 @@ class Simulation {
   void finish_cluster(ClusterSim& cs) {
     const TileConfig& cfg = launches_[cs.launch].config;
     const uint32_t size = cfg.cluster.size();
-    const uint32_t expected = empty_barrier_arrivals(cfg.cluster, opt_.consumer_warps);
+    const uint32_t expected = operand_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages).empty_arrivals;
     for (uint32_t y = 0; y < size && opt_.check; ++y) {
       if (cs.rounds[y] != cs.rounds[0])
         check_.fail("cluster ", cs.index, ": rank ", y, " runs ", cs.rounds[y], " rounds, rank 0 runs ", cs.rounds[0]);

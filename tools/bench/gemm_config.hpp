@@ -1,5 +1,4 @@
-// tilecast::GemmConfig from the command line (--cluster MxN, --config key=value,...) and back to
-// text for the report, plus the cluster shapes --cluster-compare walks through.
+// The configs --cluster-compare walks through, and a config's label in the report.
 #pragma once
 
 #include <string>
@@ -9,14 +8,7 @@
 
 namespace tilecast::bench {
 
-// Applies "key=value,key=value" onto cfg. Keys: block=BMxBNxBK, block_m, block_n, block_k, stages,
-// cluster=MxN, cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion.
-// Throws std::invalid_argument.
-void apply_config(GemmConfig& cfg, const std::string& text);
-// "MxN" onto cluster_m, cluster_n.
-void apply_cluster(GemmConfig& cfg, const std::string& text);
-
-// "auto" when every field is left to the heuristic, else the overridden fields.
+// "auto" when every field is left to the planner, else tilecast::format_config's text.
 std::string describe(const GemmConfig& cfg);
 
 // --cluster-compare: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4 without a companion launch, then the clusters of

@@ -10,7 +10,6 @@
 #include "options.hpp"
 #include "plan_report.hpp"
 #include "report.hpp"
-#include "tilecast_runner.hpp"
 #include "tilecast_test/fill.hpp"
 
 int main(int argc, char** argv) {
@@ -27,12 +26,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tilecast-bench: %s\n\n%s", e.what(), usage().c_str());
     return 2;
-  }
-
-  if (o.warm_jit) {
-    const std::vector<tilecast::GemmConfig> configs =
-        o.cluster_compare ? cluster_compare_configs(o.config) : std::vector<tilecast::GemmConfig>{o.config};
-    return warm_jit_cache(problems, configs, o.warm_threads);
   }
 
   RunInfo info;
@@ -53,9 +46,7 @@ int main(int argc, char** argv) {
 
   std::printf("tilecast-bench: %s\n", info.machine.one_line().c_str());
   std::printf("command: %s\n", info.machine.command_line.c_str());
-  std::printf("tilecast library: %s; traffic model: %s; roofline peaks %.0f TFLOPS, %.2f TB/s (%s)\n",
-              tilecast_linked() ? "linked" : "not in this build (cuBLAS column only)",
-              have_traffic_model() ? "yes" : "not in this build", info.peaks.tflops, info.peaks.tb_per_s,
+  std::printf("roofline peaks %.0f TFLOPS, %.2f TB/s (%s)\n", info.peaks.tflops, info.peaks.tb_per_s,
               info.peaks.source.c_str());
   std::printf("problems: %zu; tilecast config: %s%s\n", problems.size(),
               tilecast::bench::describe(o.config).c_str(), o.cluster_compare ? " (cluster compare)" : "");

@@ -72,17 +72,18 @@ timing
 output
   --json FILE         every row, the machine facts and the command line as JSON
   --results-md FILE   a markdown table for bench/results/
-  --plan-only         print plans and the traffic model only, even with a GPU
-  --warm-jit [N]      compile every kernel the run would launch into the JIT cache with N
-                      threads (default: all cores), print their NVRTC times, and exit (no GPU
-                      needed)
+  --plan-only         print each problem's plan only (the planner's choice and its ranked
+                      alternatives), even with a GPU
   --show-plan         with a GPU, print each problem's plan before its rows
+
+(Filling the JIT cache ahead of a run is tilecast-warm's job: tilecast-warm --help.)
   --help
 )";
 }
 
 Options parse_options(int argc, char** argv) {
   Options o;
+  std::string config_text;  // --cluster and --config in order, the later winning
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -108,9 +109,9 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--with-c") {
       o.with_c = true;
     } else if (a == "--cluster") {
-      apply_cluster(o.config, next());
+      config_text += ",cluster=" + next();
     } else if (a == "--config") {
-      apply_config(o.config, next());
+      config_text += "," + next();
     } else if (a == "--cluster-compare") {
       o.cluster_compare = true;
     } else if (a == "--warmup") {
@@ -134,14 +135,16 @@ Options parse_options(int argc, char** argv) {
       o.markdown_path = next();
     } else if (a == "--plan-only") {
       o.plan_only = true;
-    } else if (a == "--warm-jit") {
-      o.warm_jit = true;
-      if (i + 1 < argc && argv[i + 1][0] != '-') o.warm_threads = static_cast<unsigned>(std::stoul(argv[++i]));
     } else if (a == "--show-plan") {
       o.show_plan = true;
     } else {
       throw std::invalid_argument("unknown option '" + a + "' (see --help)");
     }
+  }
+  try {
+    o.config = parse_config(config_text);
+  } catch (const Error& e) {
+    throw std::invalid_argument(e.what());
   }
   return o;
 }

@@ -22,8 +22,6 @@ struct Options {
   size_t flush_bytes = size_t{256} << 20;
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;
-  bool warm_jit = false;
-  unsigned warm_threads = 0;  // 0: all cores
   double peak_tflops = 0, peak_tb_per_s = 0;  // 0: DeviceFacts
   uint64_t seed = 0;
   bool seed_given = false;

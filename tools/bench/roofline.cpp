@@ -1,19 +1,15 @@
 #include "roofline.hpp"
 
-#ifdef TILECAST_BENCH_HAVE_PLAN
 #include "tilecast/plan/device_facts.hpp"
-#endif
 
 namespace tilecast::bench {
 
 Peaks default_peaks() {
   Peaks p;
-#ifdef TILECAST_BENCH_HAVE_PLAN
   const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
   p.tflops = f.peak_bf16_tflops;
   p.tb_per_s = f.hbm_tb_per_s;
   p.source = "DeviceFacts::h200_model() (" + f.name + ")";
-#endif
   return p;
 }
 

@@ -1,20 +1,29 @@
-// tilecast-plan: for one problem, one row per cluster shape of what the scheduler would do:
-// clusters, SMs, waves, tail, L2 -> SM bytes with and without multicast, and the simulator's
-// verdict on the plan.
+// tilecast-plan: the plan tilecast::gemm would run for one problem, from the real planner: the
+// chosen config, then the ranked alternatives with predicted time, waves and L2 -> SM bytes.
 //
-//   tilecast-plan M N K [--batch G] [--block BMxBNxBK] [--max-sms S]
+//   tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]
+//
+// Without a GPU (or with one) the device is the H200 model of DeviceFacts.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "tilecast/plan/traffic.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: tilecast-plan M N K [--batch G] [--block BMxBNxBK] [--max-sms S]\n");
+  std::fprintf(stderr,
+               "usage: tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]\n"
+               "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n");
   return 2;
+}
+
+bool positive(const char* text, long long& v) {
+  char* end = nullptr;
+  v = std::strtoll(text, &end, 10);
+  return end && *end == '\0' && v > 0 && v < (1ll << 31);
 }
 
 }  // namespace
@@ -22,31 +31,40 @@ int usage() {
 int main(int argc, char** argv) {
   using namespace tilecast;
   if (argc < 4) return usage();
-  GemmProblem p;
-  p.m = static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 10));
-  p.n = static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10));
-  p.k = static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10));
-  uint32_t bm = 128, bn = 256, bk = 64, max_sms = 0;
-  for (int i = 4; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--batch") && i + 1 < argc) {
-      p.type = GemmType::kBatched;
-      p.num_groups = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
-    } else if (!std::strcmp(argv[i], "--block") && i + 1 < argc) {
-      if (std::sscanf(argv[++i], "%ux%ux%u", &bm, &bn, &bk) != 3) return usage();
-    } else if (!std::strcmp(argv[i], "--max-sms") && i + 1 < argc) {
-      max_sms = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
-    } else {
-      return usage();
+  long long m = 0, n = 0, k = 0, batch = 1, top = 8;
+  if (!positive(argv[1], m) || !positive(argv[2], n) || !positive(argv[3], k)) return usage();
+  DType out = DType::kBF16;
+  bool with_c = false;
+  GemmConfig config;
+  try {
+    for (int i = 4; i < argc; ++i) {
+      const std::string a = argv[i];
+      const bool has_value = i + 1 < argc;
+      if (a == "--batch" && has_value) {
+        if (!positive(argv[++i], batch)) return usage();
+      } else if (a == "--top" && has_value) {
+        if (!positive(argv[++i], top)) return usage();
+      } else if (a == "--out" && has_value) {
+        const std::string v = argv[++i];
+        if (v != "bf16" && v != "fp32") return usage();
+        out = v == "fp32" ? DType::kFP32 : DType::kBF16;
+      } else if (a == "--with-c") {
+        with_c = true;
+      } else if (a == "--config" && has_value) {
+        config = parse_config(argv[++i]);
+      } else {
+        return usage();
+      }
     }
+    const plan::DeviceFacts facts = plan::DeviceFacts::h200_model();
+    const plan::GemmDesc desc = plan::dense_desc(m, n, k, batch, out, with_c);
+    std::printf("problem %lldx%lldx%lld batch %lld, out %s%s, config '%s', device %s (%u SMs)\n", m, n, k, batch,
+                dtype_name(out), with_c ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
+                facts.num_sms);
+    std::fputs(plan::format_plans(plan::rank_plans(desc, facts, config), static_cast<size_t>(top)).c_str(), stdout);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tilecast-plan: %s\n", e.what());
+    return 1;
   }
-  if (p.m == 0 || p.n == 0 || p.k == 0 || p.num_groups == 0 || bm == 0 || bn == 0 || bk == 0) {
-    std::fprintf(stderr, "tilecast-plan: sizes, batch and blocks must be positive\n");
-    return 2;
-  }
-  const plan::DeviceFacts facts = plan::DeviceFacts::h200_model();
-  std::printf("problem %ux%ux%u batch %u, block %ux%ux%u, device %s (%u SMs)\n", p.m, p.n, p.k, p.num_groups, bm, bn,
-              bk, facts.name.c_str(), facts.num_sms);
-  const auto rows = plan::traffic_by_cluster_shape(p, facts, bm, bn, bk, max_sms);
-  std::fputs(plan::format_traffic(rows).c_str(), stdout);
   return 0;
 }

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "api/warm.hpp"
-#include "tilecast/plan/heuristic.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::api {
 namespace {
@@ -23,16 +23,12 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   std::vector<WarmItem> items;
   int rotate = 0;
   for (uint32_t bm : {64u, 128u})
-    for (uint32_t bn : plan::kBlockNs)
+    for (uint32_t bn : kWgmmaBF16Widths)
       for (DType out : {DType::kBF16, DType::kFP32})
         for (bool c : {false, true}) {
           WarmItem it;
-          it.shape.m = it.shape.n = it.shape.k = 4096;
-          it.shape.out = out;
-          it.shape.has_c = c;
           const ClusterShape& cs = kClusterShapes[rotate % 6];
-          it.shape.batch = rotate % 2 ? 2 : 1;
-          it.shape.type = it.shape.batch > 1 ? GemmType::kBatched : GemmType::kNormal;
+          it.desc = plan::dense_desc(4096, 4096, 4096, rotate % 2 ? 2 : 1, out, c);
           ++rotate;
           it.config.block_m = bm;
           it.config.block_n = bn;
@@ -43,12 +39,10 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   // Clusters of 4 with the companion: the dynamic-unit main kernel and the companion kernel
   // (the planner stops at kWidestDynamicBlockN there).
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
-    for (uint32_t bn : {128u, plan::kWidestDynamicBlockN})
+    for (uint32_t bn : {128u, kWidestDynamicBlockN})
       for (int variant = 0; variant < 3; ++variant) {  // BF16, BF16 + C, FP32 + C
         WarmItem it;
-        it.shape.m = it.shape.n = it.shape.k = 4096;
-        it.shape.has_c = variant > 0;
-        it.shape.out = variant == 2 ? DType::kFP32 : DType::kBF16;
+        it.desc = plan::dense_desc(4096, 4096, 4096, 1, variant == 2 ? DType::kFP32 : DType::kBF16, variant > 0);
         it.config.block_m = 128;
         it.config.block_n = bn;
         it.config.cluster_m = cs.m;
@@ -56,7 +50,8 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
         it.config.companion = 1;
         items.push_back(it);
       }
-  const auto kernels = warm_jit_cache(items, std::max(2u, std::thread::hardware_concurrency()));
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  const auto kernels = warm_jit_cache(specs, std::max(2u, std::thread::hardware_concurrency()));
   EXPECT_GE(kernels.size(), 56u + 18u);
   for (const WarmedKernel& k : kernels) {
     EXPECT_FALSE(k.from_cache) << k.name;
@@ -64,6 +59,9 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
                                              "run with CUDA_CACHE_DISABLE=1)";
     EXPECT_EQ(k.spill_bytes, 0u) << k.name;
     EXPECT_EQ(k.stack_bytes, 0u) << k.name;
+    // One CTA per SM by registers, as the occupancy probe assumes (src/api/device_state.cpp).
+    EXPECT_GT(uint64_t{k.registers} * k.threads, kSm90RegistersPerSm / 2) << k.name << ": " << k.registers
+                                                                          << " registers";
   }
   std::filesystem::remove_all(dir);
 }

@@ -42,11 +42,12 @@ std::string error_of(const Args& x, const MatrixView* c = nullptr) {
 
 TEST(GemmValidation, GoodArgumentsGiveTheShape) {
   Args x;
-  const plan::GemmShape s = validate_gemm(x.a, x.b, x.d, nullptr, fake_device);
-  EXPECT_EQ(s.m, 256u);
-  EXPECT_EQ(s.n, 384u);
-  EXPECT_EQ(s.k, 512u);
-  EXPECT_EQ(s.type, GemmType::kNormal);
+  const plan::GemmDesc s = validate_gemm(x.a, x.b, x.d, nullptr, fake_device);
+  EXPECT_EQ(s.problem.m, 256u);
+  EXPECT_EQ(s.problem.n, 384u);
+  EXPECT_EQ(s.problem.k, 512u);
+  EXPECT_EQ(s.problem.num_groups, 1u);
+  EXPECT_EQ(s.problem.type, GemmType::kNormal);
   EXPECT_FALSE(s.has_c);
   // D = D + A * B^T: C may be D itself.
   EXPECT_EQ(error_of(x, &x.d), "");

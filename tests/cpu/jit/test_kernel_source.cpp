@@ -1,7 +1,11 @@
-// Generated sources from named template arguments: the text, its round trip, and NVRTC compiling
-// what it names.
+// Generated sources that instantiate a kernel with a traits struct of named fields: the text, its
+// round trip, NVRTC compiling what it names, and a missing field failing the compile; and the GEMM
+// kernel's source carrying every field of its spec.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "api/gemm_source.hpp"
 #include "jit/kernel_source.hpp"
 #include "jit_test_util.hpp"
 #include "tilecast/types.hpp"
@@ -12,35 +16,67 @@ namespace {
 using test::Contains;
 
 KernelSource example() {
-  return KernelSource("jit_test::scaled_copy")
+  return KernelSource("jit_test::scaled_copy", "CopyTraits")
       .include("jit_test/scaled_copy.cuh")
-      .arg("kScale", 3)
-      .arg_bool("kNegate", true)
-      .arg_expr("Index", "cuda::std::integral_constant<int, 7>");
+      .field("kScale", uint32_t{3})
+      .field("kNegate", true)
+      .field("int", "kOffset", "7");
 }
 
-TEST(JitKernelSource, LabelsEveryArgument) {
+TEST(JitKernelSource, NamesEveryField) {
   const KernelSource src = example();
-  EXPECT_EQ(src.name_expression(),
-            "jit_test::scaled_copy<3, true, cuda::std::integral_constant<int, 7>>");
+  EXPECT_EQ(src.name_expression(), "jit_test::scaled_copy<CopyTraits>");
   const std::string text = src.source();
   EXPECT_TRUE(Contains(text, "#include \"jit_test/scaled_copy.cuh\"\n"));
-  EXPECT_TRUE(Contains(text, "//   /*kScale=*/3,\n"));
-  EXPECT_TRUE(Contains(text, "//   /*kNegate=*/true,\n"));
-  EXPECT_TRUE(Contains(text, "//   /*Index=*/cuda::std::integral_constant<int, 7>>\n"));
+  EXPECT_TRUE(Contains(text, "struct CopyTraits {\n"));
+  EXPECT_TRUE(Contains(text, "  static constexpr tilecast::uint32_t kScale = 3u;\n"));
+  EXPECT_TRUE(Contains(text, "  static constexpr bool kNegate = true;\n"));
+  EXPECT_TRUE(Contains(text, "  static constexpr int kOffset = 7;\n"));
 }
 
 TEST(JitKernelSource, RoundTrips) {
   const KernelSource src = example();
-  EXPECT_EQ(parse_template_args(src.source()), src.args());
-  EXPECT_TRUE(parse_template_args(KernelSource("k").source()).empty());
+  EXPECT_EQ(parse_traits_fields(src.source()), src.fields());
+  EXPECT_TRUE(parse_traits_fields(KernelSource("k", "T").source()).empty());
 }
 
 TEST(JitKernelSource, RefusesBadNames) {
-  EXPECT_THROW(KernelSource("k").arg("", 1), Error);
-  EXPECT_THROW(KernelSource("k").arg("a=b", 1), Error);
-  EXPECT_THROW(KernelSource("k").arg_expr("a", "1\n2"), Error);
-  EXPECT_THROW(KernelSource(""), Error);
+  EXPECT_THROW(KernelSource("k", "T").field("", true), Error);
+  EXPECT_THROW(KernelSource("k", "T").field("a=b", true), Error);
+  EXPECT_THROW(KernelSource("k", "T").field("int", "a", "1;2"), Error);
+  EXPECT_THROW(KernelSource("k", "T").field("a", true).field("a", false), Error) << "a field given twice";
+  EXPECT_THROW(KernelSource("", "T"), Error);
+  EXPECT_THROW(KernelSource("k", "not a name"), Error);
+}
+
+// The GEMM kernel's source holds every field spec_of() reads, and the spec's fingerprint.
+TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
+  GemmKernelSpec s;
+  s.block_m = 64;
+  s.block_n = 176;
+  s.stages = 7;
+  s.cluster = {1, 4};
+  s.consumer_warpgroups = 1;
+  s.out = DType::kFP32;
+  s.has_c = true;
+  s.type = GemmType::kBatched;
+  s.dynamic_units = true;
+  const KernelSpec k = api::gemm_kernel_source(s);
+  EXPECT_EQ(k.name_expression, "tilecast::gemm_sm90_kernel<Gemm_64x176_st7_c1x4_wg1_fp32_c_batched_dynamic>");
+  std::map<std::string, std::string> fields;
+  for (const TraitsField& f : parse_traits_fields(k.source)) fields[f.name] = f.value;
+  EXPECT_EQ(fields["kBlockM"], "64u");
+  EXPECT_EQ(fields["kBlockN"], "176u");
+  EXPECT_EQ(fields["kStages"], "7u");
+  EXPECT_EQ(fields["kClusterM"], "1u");
+  EXPECT_EQ(fields["kClusterN"], "4u");
+  EXPECT_EQ(fields["kConsumerWarpgroups"], "1u");
+  EXPECT_EQ(fields["kOutput"], "tilecast::DType::kFP32");
+  EXPECT_EQ(fields["kHasC"], "true");
+  EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kBatched");
+  EXPECT_EQ(fields["kDynamicUnits"], "true");
+  EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
+  EXPECT_EQ(fields.size(), 11u) << "a field was added: check spec_of() reads it";
 }
 
 TEST(JitKernelSource, CompilesWhatItNames) {
@@ -51,10 +87,10 @@ TEST(JitKernelSource, CompilesWhatItNames) {
 #include "tilecast/device/common.cuh"
 #include <cuda/std/type_traits>
 namespace jit_test {
-template <int kScale, bool kNegate, class Index>
+template <class Traits>
 __global__ void scaled_copy(const int* in, int* out) {
-  const int v = in[threadIdx.x + Index::value] * kScale;
-  out[threadIdx.x] = kNegate ? -v : v;
+  const int v = in[threadIdx.x + Traits::kOffset] * static_cast<int>(Traits::kScale);
+  out[threadIdx.x] = Traits::kNegate ? -v : v;
 }
 }  // namespace jit_test
 )"});
@@ -64,6 +100,10 @@ __global__ void scaled_copy(const int* in, int* out) {
   const CompiledKernel k = compiler.compile(src.spec({"-DTC_UNUSED=1"}));
   EXPECT_TRUE(k.report.found);
   EXPECT_TRUE(Contains(k.lowered_name, "scaled_copy"));
+  // The kernel reads fields by name: a traits struct without one does not compile.
+  KernelSource missing("jit_test::scaled_copy", "CopyTraits");
+  missing.include("jit_test/scaled_copy.cuh").field("kScale", uint32_t{3}).field("int", "kOffset", "7");
+  EXPECT_THROW(compiler.compile(missing.spec()), Error);
 }
 
 }  // namespace

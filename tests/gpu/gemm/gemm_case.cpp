@@ -8,9 +8,7 @@
 
 namespace tilecast::test {
 
-plan::GemmShape GemmCaseShape::of(const GemmCase& c) {
-  return plan::dense_shape(c.m, c.n, c.k, c.batch, c.out, c.with_c);
-}
+plan::GemmDesc desc_of(const GemmCase& c) { return plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c); }
 
 std::string GemmCase::name() const {
   std::string s = std::string(what) + "_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tilecast/gemm.hpp"
-#include "tilecast/plan/heuristic.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::test {
 
@@ -20,10 +20,8 @@ struct GemmCase {
   std::string name() const;  // a gtest-safe name: what, sizes, dtype, C, config
 };
 
-// What a WarmItem needs to compile this case's kernels ahead of the GPU run.
-struct GemmCaseShape {
-  static plan::GemmShape of(const GemmCase& c);
-};
+// What the planner sees of this case (to compile its kernels ahead of the GPU run).
+plan::GemmDesc desc_of(const GemmCase& c);
 
 // Runs the case on `stream` and returns whether D matched the reference and only D's view was
 // written (the failure message says what went wrong, with the seed to replay it).

@@ -19,9 +19,13 @@ int main(int argc, char** argv) {
                           : std::vector<std::vector<test::GemmCase>>{test::correctness_cases(), test::heuristic_cases(),
                                                                      test::companion_cases(), test::small_cases()};
   for (const auto& list : lists)
-    for (const test::GemmCase& c : list) items.push_back({test::GemmCaseShape::of(c), c.config});
+    for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
   try {
-    const auto kernels = api::warm_jit_cache(items, threads);
+    const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
+    const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {
+      std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
+      if (done == total) std::fputc('\n', stderr);
+    });
     int compiled = 0, spilling = 0;
     double seconds = 0;
     for (const api::WarmedKernel& k : kernels) {

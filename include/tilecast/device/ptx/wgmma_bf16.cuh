@@ -7,11 +7,12 @@
 #pragma once
 
 #include "tilecast/device/common.cuh"
+#include "tilecast/device/ptx/wgmma_widths.cuh"
 
 namespace tilecast::ptx {
 
 template <uint32_t kN>
-struct WgmmaBF16;  // N in {64, 96, 128, 144, 176, 192, 256}
+struct WgmmaBF16;  // N in kWgmmaBF16Widths
 
 template <>
 struct WgmmaBF16<64> {

@@ -7,25 +7,17 @@
 #include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
 #include "tilecast/device/kernels/gemm_sm90/producer.cuh"
 #include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
-#include "tilecast/device/pipeline/release.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 #include "tilecast/device/ptx/wgmma_bf16.cuh"
 
 namespace tilecast {
 
-// Each consumer warp releases a stage on every CTA of its cluster: lane r arrives on rank r.
-template <typename Cfg>
-TC_DEVICE TC_FORCEINLINE void release_stage(uint64_t* empty, uint32_t lane) {
-  if (lane < Cfg::kClusterSize && ((release_targets(Cfg::kCluster, 0) >> lane) & 1u))
-    mbarrier_arrive_cluster(empty, lane);
-}
-
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
 // them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).
 template <typename Cfg>
-TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& epilogue, const TileWork& w,
-                                       PipelineState<Cfg::kStages>& state, const WaitBound& bound, uint32_t warpgroup,
-                                       uint32_t lane) {
+TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kStages>& ring,
+                                       Epilogue<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
+                                       uint32_t warpgroup, uint32_t lane) {
   using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
   float acc[Cfg::kAtomsM][Cfg::kBlockN / 2];
   if (w.num_k_steps == 0) {
@@ -42,15 +34,15 @@ TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& e
   if (!w.valid) {
     // A phantom: pass each round and release it, so that the peers' barriers balance.
     for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
-      mbarrier_wait(&smem.full[state.stage], state.phase, bound, {BarrierId::kFull, state.stage});
-      release_stage<Cfg>(&smem.empty[state.stage], lane);
+      ring.wait(state);
+      ring.release_by_warp(state.stage, lane);
       state.advance();
     }
     return;
   }
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
-    mbarrier_wait(&smem.full[state.stage], state.phase, bound, {BarrierId::kFull, state.stage});
+    ring.wait(state);
     // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
     // need the whole warp converged.
     __syncwarp();
@@ -74,7 +66,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& e
       for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
     // Keep this k-step's MMAs in flight; the previous one's are done with their stage.
     ptx::wgmma_wait_group<1>();
-    if (kk > 0) release_stage<Cfg>(&smem.empty[prev_stage], lane);
+    if (kk > 0) ring.release_by_warp(prev_stage, lane);
     prev_stage = state.stage;
     state.advance();
   }
@@ -83,21 +75,22 @@ TC_DEVICE TC_FORCEINLINE void run_tile(GemmSm90Smem<Cfg>& smem, Epilogue<Cfg>& e
   for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
     for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
-  release_stage<Cfg>(&smem.empty[prev_stage], lane);
+  ring.release_by_warp(prev_stage, lane);
   epilogue.store(w, acc);
 }
 
 template <typename Cfg>
-TC_DEVICE void run_consumer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
+TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
                             const GemmParams& params, uint32_t cluster_id, uint32_t rank, uint32_t warpgroup) {
   const uint32_t lane = threadIdx.x % 32;
-  TileScheduler scheduler(kernel_problem<Cfg>(params), tile_config<Cfg>(params), rank);
+  TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
+  const StageRing<Cfg::kStages> ring = operand_ring(smem, params);
   Epilogue<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
   PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
   while (scheduler.seek(units.template next<false>())) {
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step)
-      run_tile<Cfg>(smem, epilogue, scheduler.work(step), state, params.wait, warpgroup, lane);
+      run_tile<Cfg>(smem, ring, epilogue, scheduler.work(step), state, warpgroup, lane);
   }
   epilogue.drain();
 }

@@ -1,7 +1,7 @@
 // The epilogue of one consumer warpgroup: optionally adds C, converts, writes 64-row slabs into
 // shared memory in the TMA's 128-byte swizzle, and stores each slab with a TMA store. Two slab
 // buffers alternate so that filling one overlaps the store of the other; the TMA clips rows and
-// columns outside D. (One buffer where a second would cost a pipeline stage: config.cuh.)
+// columns outside D. (One buffer where a second would cost a pipeline stage: geometry.cuh.)
 #pragma once
 
 #include <cuda/ptx>
@@ -9,7 +9,7 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
-#include "tilecast/device/kernels/gemm_sm90/shared_storage.cuh"
+#include "tilecast/device/kernels/gemm_sm90/smem.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
@@ -20,7 +20,7 @@ enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 template <typename Cfg>
 class Epilogue {
  public:
-  TC_DEVICE Epilogue(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
+  TC_DEVICE Epilogue(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
                      const GemmParams& params, uint32_t warpgroup)
       : smem_(smem), tma_d_(tma_d), tma_d_narrow_(tma_d_narrow), params_(params), warpgroup_(warpgroup),
         thread_(threadIdx.x % 128) {}
@@ -196,7 +196,7 @@ class Epilogue {
     return *reinterpret_cast<const uint32_t*>(&v);
   }
 
-  GemmSm90Smem<Cfg>& smem_;
+  const GemmSm90Smem<Cfg>& smem_;
   const TmaDescriptor& tma_d_;
   const TmaDescriptor& tma_d_narrow_;
   const GemmParams& params_;

@@ -19,19 +19,17 @@ TC_DEVICE TC_FORCEINLINE void leave_cluster() {
   cuda::ptx::barrier_cluster_wait();
 }
 
-// The JIT instantiates this with labelled arguments (the fields of GemmSm90Config).
-template <uint32_t kBlockM, uint32_t kBlockN, uint32_t kStages, uint32_t kClusterM, uint32_t kClusterN,
-          uint32_t kConsumerWarpgroups, bool kOutputFP32, bool kHasC, GemmType kGemmType, bool kDynamicUnits>
-__global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
+// The JIT instantiates this with a generated traits struct of named fields (spec.cuh, spec_of).
+template <class Traits>
+__global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                      const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ TmaDescriptor tma_d_narrow,
                      const __grid_constant__ GemmParams params) {
-  using Cfg = GemmSm90Config<kBlockM, kBlockN, kStages, kClusterM, kClusterN, kConsumerWarpgroups, kOutputFP32, kHasC,
-                             kGemmType, kDynamicUnits>;
-  static_assert(kGemmSm90LayoutAgrees<Cfg>, "the host sizes the launch with gemm_sm90_smem_bytes: keep it in step");
+  using Cfg = GemmSm90Config<Traits>;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t raw_smem[];
-  auto& smem = *reinterpret_cast<GemmSm90Smem<Cfg>*>((reinterpret_cast<uintptr_t>(raw_smem) + 1023) & ~uintptr_t{1023});
+  const GemmSm90Smem<Cfg> smem(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw_smem) + kSwizzleAtomBytes - 1) &
+                                                         ~uintptr_t{kSwizzleAtomBytes - 1}));
   const uint32_t rank = cuda::ptx::get_sreg_cluster_ctarank();
   const uint32_t cluster_id = cuda::ptx::get_sreg_clusterid_x();
   const uint32_t warpgroup = threadIdx.x / 128;
@@ -44,14 +42,8 @@ __global__ void __launch_bounds__(128 * (1 + kConsumerWarpgroups), 1)
     if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);
   }
   if (threadIdx.x == 0) {
-    for (uint32_t s = 0; s < Cfg::kStages; ++s) {
-      cuda::ptx::mbarrier_init(&smem.full[s], 1);
-      cuda::ptx::mbarrier_init(&smem.empty[s], empty_barrier_arrivals(Cfg::kCluster, Cfg::kConsumerWarps));
-    }
-    for (uint32_t s = 0; s < Cfg::kUnitSlots; ++s) {
-      cuda::ptx::mbarrier_init(&smem.unit_full[s], 1);
-      cuda::ptx::mbarrier_init(&smem.unit_empty[s], Cfg::kClusterSize * Cfg::kUnitReadersPerCta);
-    }
+    operand_ring(smem, params).init();
+    unit_ring(smem, params).init();
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }

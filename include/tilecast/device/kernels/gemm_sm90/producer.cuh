@@ -1,4 +1,4 @@
-// The producer: one thread that walks the schedule and fills the stage ring with TMA loads,
+// The producer: one thread that walks the schedule and fills the operand ring with TMA loads,
 // multicasting each operand tile to the CTAs the plan names.
 #pragma once
 
@@ -6,30 +6,13 @@
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/device/kernels/gemm_sm90/unit_source.cuh"
-#include "tilecast/device/scheduler/tile_scheduler.cuh"
 
 namespace tilecast {
 
 template <typename Cfg>
-TC_DEVICE TileConfig tile_config(const GemmParams& p) {
-  TileConfig c;
-  c.block_m = Cfg::kBlockM;
-  c.block_n = Cfg::kBlockN;
-  c.block_k = Cfg::kBlockK;
-  c.cluster = Cfg::kCluster;
-  c.unit_m = p.unit_m;
-  c.unit_n = p.unit_n;
-  c.swizzle = p.swizzle;
-  c.multicast_a = p.multicast_a != 0;
-  c.multicast_b = p.multicast_b != 0;
-  return c;
-}
-
-template <typename Cfg>
-TC_DEVICE GemmProblem kernel_problem(const GemmParams& p) {
-  GemmProblem problem = p.problem;
-  problem.type = Cfg::kGemmType;  // a constant, so that the scheduler's type branches fold away
-  return problem;
+TC_DEVICE StageRing<Cfg::kStages> operand_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
+  return {smem.full, smem.empty, Cfg::kOperandRing, params.wait,
+          {BarrierId::kFull, BarrierId::kEmpty, BarrierId::kEmptyTeardown}};
 }
 
 // Loads one operand box into the same stage of every CTA in `mask` (just this CTA when the mask
@@ -44,18 +27,18 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
 }
 
 template <typename Cfg>
-TC_DEVICE void run_producer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
+TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                             const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
-  TileScheduler scheduler(kernel_problem<Cfg>(params), tile_config<Cfg>(params), rank);
+  TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
+  const StageRing<Cfg::kStages> ring = operand_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
   while (scheduler.seek(units.template next<true>())) {
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step) {
       const TileWork w = scheduler.work(step);
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
-        // Every consumer warp of every CTA in the cluster has released this stage (release.cuh).
-        mbarrier_wait(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmpty, state.stage});
-        uint64_t* full = &smem.full[state.stage];
+        ring.acquire(state);
+        uint64_t* full = ring.full_barrier(state.stage);
         if (w.valid) {
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                                full, uint32_t{Cfg::kStageTxBytes});
@@ -77,12 +60,7 @@ TC_DEVICE void run_producer(GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a,
     }
   }
   units.finish();
-  // S15: wait for the last round of releases on every stage, so that no peer still arrives on
-  // this CTA's barriers (or reads a stage it shares) when it exits.
-  for (uint32_t i = 0; i < Cfg::kStages; ++i) {
-    mbarrier_wait(&smem.empty[state.stage], state.phase, params.wait, {BarrierId::kEmptyTeardown, state.stage});
-    state.advance();
-  }
+  ring.tail(state);
 }
 
 }  // namespace tilecast

@@ -4,24 +4,29 @@
 // Dynamic: rank 0's producer thread claims the next unit from a global counter shared with any
 // companion launch and writes it into a slot of every CTA of the cluster with st.async, whose
 // bytes complete that CTA's unit_full barrier. Every reader (each CTA's producer thread and each
-// consumer warp) then arrives on rank 0's unit_empty barrier, so a slot is refilled only once
-// the whole cluster has read it. A unit past the end tells everyone to stop.
+// consumer warp) then releases the slot on rank 0 (unit_ring_protocol), so a slot is refilled
+// only once the whole cluster has read it. A unit past the end tells everyone to stop.
 #pragma once
 
 #include <cuda/atomic>
 #include <cuda/ptx>
 
-#include "tilecast/device/kernels/gemm_sm90/shared_storage.cuh"
-#include "tilecast/device/pipeline/mbarrier.cuh"
-#include "tilecast/device/pipeline/pipeline_state.cuh"
+#include "tilecast/device/kernels/gemm_sm90/smem.cuh"
+#include "tilecast/device/pipeline/stage_ring.cuh"
 
 namespace tilecast {
 
 template <typename Cfg>
+TC_DEVICE StageRing<Cfg::kUnitSlots> unit_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
+  return {smem.unit_full, smem.unit_empty, Cfg::kUnitRing, params.wait,
+          {BarrierId::kUnitFull, BarrierId::kUnitEmpty, BarrierId::kUnitEmpty}};
+}
+
+template <typename Cfg>
 class UnitSource {
  public:
-  TC_DEVICE UnitSource(GemmSm90Smem<Cfg>& smem, const GemmParams& params, uint32_t cluster_id, uint32_t rank)
-      : smem_(smem), params_(params), rank_(rank), next_static_(cluster_id) {}
+  TC_DEVICE UnitSource(const GemmSm90Smem<Cfg>& smem, const GemmParams& params, uint32_t cluster_id, uint32_t rank)
+      : smem_(smem), params_(params), ring_(unit_ring(smem, params)), rank_(rank), next_static_(cluster_id) {}
 
   // The next unit for this role. kProducer: the producer thread (rank 0's also claims);
   // otherwise a consumer warp (all its lanes call).
@@ -32,23 +37,27 @@ class UnitSource {
       next_static_ += params_.num_clusters;
       return unit;
     } else {
-      const uint32_t slot = state_.stage;
+      const uint32_t slot = read_.stage;
       if constexpr (kProducer) {
-        if (rank_ == 0) claim_and_broadcast(slot);
+        if (rank_ == 0) claim_and_broadcast();
         cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                             &smem_.unit_full[slot], sizeof(uint32_t));
+                                             ring_.full_barrier(slot), sizeof(uint32_t));
       }
-      mbarrier_wait(&smem_.unit_full[slot], state_.phase, params_.wait, {BarrierId::kUnitFull, slot});
+      ring_.wait(read_);
       const uint32_t unit = *static_cast<volatile uint32_t*>(&smem_.unit_slot[slot]);
-      if constexpr (!kProducer) __syncwarp();
-      if (kProducer || (threadIdx.x % 32) == 0) mbarrier_arrive_cluster(&smem_.unit_empty[slot], 0);
-      state_.advance();
+      if constexpr (kProducer) {
+        ring_.release_by_thread(slot);
+      } else {
+        __syncwarp();
+        ring_.release_by_warp(slot, threadIdx.x % 32);
+      }
+      read_.advance();
       return unit;
     }
   }
 
   // Rank 0's producer thread, once its cluster has seen the end: counts the cluster as done, and
-  // the last cluster of all launches resets the counters for the next GEMM on the stream.
+  // the last cluster of all launches resets the counters for the next GEMM.
   TC_DEVICE void finish() {
     if constexpr (Cfg::kDynamicUnits) {
       if (rank_ != 0) return;
@@ -63,23 +72,27 @@ class UnitSource {
   }
 
  private:
-  TC_DEVICE void claim_and_broadcast(uint32_t slot) {
-    // The slot's previous unit must have been read by every reader of every CTA.
-    mbarrier_wait(&smem_.unit_empty[slot], state_.phase ^ 1u, params_.wait, {BarrierId::kUnitEmpty, slot});
+  // Rank 0's producer: the slot's previous unit has been read by every reader of every CTA. It
+  // fills each slot just before it reads it, so its filling position is its reading position
+  // with the producer's opposite start parity (no second state to keep in its 56 registers).
+  TC_DEVICE void claim_and_broadcast() {
+    const uint32_t slot = read_.stage;
+    ring_.acquire(PipelineState<Cfg::kUnitSlots>{slot, read_.phase ^ 1u});
     const uint32_t unit =
         cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*params_.unit_counter).fetch_add(1, cuda::memory_order_relaxed);
     for (uint32_t r = 0; r < Cfg::kClusterSize; ++r) {
       auto* dst = static_cast<uint32_t*>(__cluster_map_shared_rank(static_cast<void*>(&smem_.unit_slot[slot]), r));
-      auto* bar = static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(&smem_.unit_full[slot]), r));
+      auto* bar = static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(ring_.full_barrier(slot)), r));
       cuda::ptx::st_async(dst, unit, bar);
     }
   }
 
-  GemmSm90Smem<Cfg>& smem_;
+  const GemmSm90Smem<Cfg>& smem_;
   const GemmParams& params_;
+  StageRing<Cfg::kUnitSlots> ring_;
   uint32_t rank_;
   uint32_t next_static_;
-  PipelineState<Cfg::kUnitSlots> state_{};
+  PipelineState<Cfg::kUnitSlots> read_ = consumer_start_state<Cfg::kUnitSlots>();
 };
 
 }  // namespace tilecast

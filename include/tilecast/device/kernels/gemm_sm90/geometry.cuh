@@ -1,0 +1,152 @@
+// The geometry of one GEMM kernel: threads, TMA boxes, epilogue slabs, registers and the
+// shared-memory layout with its size, all derived from a GemmKernelSpec here and nowhere else.
+// The kernel lays out its shared memory from it (smem.cuh) and the host sizes the launch and the
+// TMA descriptors from it; the planner asks it which stage counts fit.
+#pragma once
+
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
+
+namespace tilecast {
+
+// 64 BF16 = 128 bytes: one row of a K slice fills one 128-byte swizzle span, the widest the TMA
+// and wgmma share.
+inline constexpr uint32_t kGemmBlockK = 64;
+// Dynamic shared memory an SM90 CTA may opt into (227 KiB).
+inline constexpr uint32_t kSm90MaxSmemBytes = 232448;
+// 128-byte swizzled tiles start on 1024-byte boundaries (8 rows of 128 bytes), for the TMA and
+// for wgmma's descriptors alike.
+inline constexpr uint32_t kSwizzleAtomBytes = 1024;
+// The register file of an SM, in 32-bit registers; a kernel with __launch_bounds__(threads, 1)
+// gets at most this many over its threads, in steps of 8 per thread, and at most 255 each.
+inline constexpr uint32_t kSm90RegistersPerSm = 65536;
+inline constexpr uint32_t kMaxRegistersPerThread = 255;
+
+// A TMA box, innermost dimension first: `cols` elements of a row, `rows` rows.
+struct TmaBox {
+  uint32_t cols = 0, rows = 0;
+};
+
+// Byte offsets into the kernel's dynamic shared memory once its start is aligned to 1024.
+struct GemmSmemLayout {
+  uint32_t a = 0, b = 0, slabs = 0;  // operand rings and epilogue slabs, each 1024-aligned
+  uint32_t full = 0, empty = 0;      // the operand ring's mbarriers
+  uint32_t unit_full = 0, unit_empty = 0, unit_slot = 0;  // the dynamic-unit ring
+  uint32_t end = 0;                  // bytes of the layout
+  uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
+};
+
+struct GemmGeometry {
+  // One producer warpgroup (a single thread of it issues the TMA loads) and the consumers.
+  uint32_t threads = 0;
+  uint32_t consumer_warps = 0;
+  uint32_t warpgroup_m = 0;   // rows per consumer warpgroup
+  uint32_t atoms_m = 0;       // m64 wgmma atoms per consumer warpgroup
+  uint32_t accumulators = 0;  // FP32 registers per consumer thread
+  uint32_t block_k = 0;
+  // Registers after setmaxnreg: the producer keeps few, the consumers take the rest
+  // (128 * 56 + 256 * 224 <= 65536 for two consumer warpgroups; the producer's scheduler state
+  // spills below 56). At launch every thread holds launch_registers.
+  uint32_t producer_registers = 0, consumer_registers = 0, launch_registers = 0;
+
+  uint32_t tile_a_bytes = 0, tile_b_bytes = 0;
+  uint32_t stage_tx_bytes = 0;  // bytes that land in one stage: the A and B tiles
+  TmaBox a_box, b_box;
+
+  // Epilogue: each consumer warpgroup stores its rows in slabs of 64 rows x 128 bytes through a
+  // TMA store (box d_box, 128-byte swizzle). A tile width that is no multiple of the slab's ends
+  // in a narrower slab, stored through d_narrow_box, unswizzled (cols 0: no narrow slab).
+  uint32_t slab_rows = 0, slab_cols = 0, slab_bytes = 0;
+  uint32_t slabs = 0;             // slabs per 64-row atom, the narrow one included
+  uint32_t narrow_slab_cols = 0;  // 0, or the columns of the last, narrow slab
+  // Two slab buffers per warpgroup where they fit beside the ring (filling one overlaps storing
+  // the other); where the second would cost a stage, one (128x144 at 6 stages: what a one-wave
+  // shape such as 4096x576x7168 needs to hide its load latency).
+  uint32_t slab_buffers = 0;
+  TmaBox d_box, d_narrow_box;
+
+  // The dynamic-unit ring that broadcasts claimed units to the cluster, and its readers per CTA:
+  // the producer thread and every consumer warp.
+  uint32_t unit_slots = 0, unit_readers_per_cta = 0;
+
+  GemmSmemLayout smem;
+};
+
+namespace geometry_detail {
+
+TC_HOST_DEVICE constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t stages, uint32_t consumer_warpgroups,
+                                               uint32_t slab_buffers) {
+  GemmSmemLayout l;
+  l.a = 0;
+  l.b = align_up(l.a + stages * g.tile_a_bytes, kSwizzleAtomBytes);
+  l.slabs = align_up(l.b + stages * g.tile_b_bytes, kSwizzleAtomBytes);
+  l.full = l.slabs + consumer_warpgroups * slab_buffers * g.slab_bytes;
+  l.empty = l.full + stages * 8;
+  l.unit_full = l.empty + stages * 8;
+  l.unit_empty = l.unit_full + g.unit_slots * 8;
+  l.unit_slot = l.unit_empty + g.unit_slots * 8;
+  l.end = l.unit_slot + g.unit_slots * 4;
+  l.launch_bytes = align_up(l.end, kSwizzleAtomBytes) + kSwizzleAtomBytes;
+  return l;
+}
+
+}  // namespace geometry_detail
+
+TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
+  constexpr uint32_t kWarpgroupThreads = 128, kSwizzleSpanBytes = 128;
+  GemmGeometry g;
+  g.threads = kWarpgroupThreads * (1 + s.consumer_warpgroups);
+  g.consumer_warps = 4 * s.consumer_warpgroups;
+  g.warpgroup_m = s.block_m / s.consumer_warpgroups;
+  g.atoms_m = g.warpgroup_m / kWgmmaAtomRows;
+  g.accumulators = g.atoms_m * s.block_n / 2;
+  g.block_k = kGemmBlockK;
+  g.producer_registers = 56;
+  g.consumer_registers = s.consumer_warpgroups == 1 ? 256 : 224;
+  const uint32_t cap = kSm90RegistersPerSm / g.threads / 8 * 8;
+  g.launch_registers = cap < kMaxRegistersPerThread ? cap : kMaxRegistersPerThread;
+
+  g.tile_a_bytes = s.block_m * g.block_k * 2;
+  g.tile_b_bytes = s.block_n * g.block_k * 2;
+  g.stage_tx_bytes = g.tile_a_bytes + g.tile_b_bytes;
+  g.a_box = {g.block_k, s.block_m};
+  g.b_box = {g.block_k, s.block_n};
+
+  g.slab_rows = kWgmmaAtomRows;
+  g.slab_cols = kSwizzleSpanBytes / dtype_bytes(s.out);
+  g.slab_bytes = g.slab_rows * kSwizzleSpanBytes;
+  g.slabs = (s.block_n + g.slab_cols - 1) / g.slab_cols;
+  g.narrow_slab_cols = s.block_n % g.slab_cols;
+  g.d_box = {g.slab_cols, g.slab_rows};
+  g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
+
+  g.unit_slots = 2;
+  g.unit_readers_per_cta = 1 + g.consumer_warps;
+
+  g.slab_buffers = 2;
+  g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 2);
+  if (g.smem.launch_bytes > kSm90MaxSmemBytes) {
+    g.slab_buffers = 1;
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 1);
+  }
+  return g;
+}
+
+// Why `s` cannot run (its spec breaks a rule, or its shared memory does not fit), or null.
+TC_HOST_DEVICE constexpr const char* gemm_geometry_error(const GemmKernelSpec& s) {
+  if (const char* e = gemm_spec_error(s)) return e;
+  if (gemm_geometry(s).smem.launch_bytes > kSm90MaxSmemBytes) return "the stages do not fit in 227 KiB of shared memory";
+  return nullptr;
+}
+
+// The deepest ring (at most kGemmMaxStages) whose shared memory fits, or 0 when not even two do.
+TC_HOST_DEVICE constexpr uint32_t deepest_stages(GemmKernelSpec s) {
+  for (uint32_t stages = kGemmMaxStages; stages >= 2; --stages) {
+    s.stages = stages;
+    if (gemm_geometry(s).smem.launch_bytes <= kSm90MaxSmemBytes) return stages;
+  }
+  return 0;
+}
+
+}  // namespace tilecast

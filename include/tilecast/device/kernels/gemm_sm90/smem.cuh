@@ -1,0 +1,37 @@
+// The kernel's shared memory as typed pointers into the layout geometry.cuh computes (the host
+// sizes the launch from the same layout).
+#pragma once
+
+#include "tilecast/device/kernels/gemm_sm90/config.cuh"
+
+namespace tilecast {
+
+template <typename Cfg>
+struct GemmSm90Smem {
+  using TileA = uint8_t[Cfg::kTileABytes];
+  using TileB = uint8_t[Cfg::kTileBBytes];
+  using Slabs = uint8_t[Cfg::kSlabBuffers][Cfg::kSlabBytes];
+
+  TileA* a;             // [stages]
+  TileB* b;             // [stages]
+  Slabs* slabs;         // [consumer warpgroups][buffers]
+  uint64_t* full;       // [stages]: flipped by the TMA bytes landing (and the producer's arrive)
+  uint64_t* empty;      // [stages]: released by the consumers (ring_protocol.cuh)
+  uint64_t* unit_full;  // [unit slots]
+  uint64_t* unit_empty;
+  uint32_t* unit_slot;
+
+  // `base`: the dynamic shared memory, its start rounded up to 1024 bytes (launch_bytes holds
+  // the slack).
+  TC_DEVICE explicit GemmSm90Smem(uint8_t* base)
+      : a(reinterpret_cast<TileA*>(base + Cfg::kGeo.smem.a)),
+        b(reinterpret_cast<TileB*>(base + Cfg::kGeo.smem.b)),
+        slabs(reinterpret_cast<Slabs*>(base + Cfg::kGeo.smem.slabs)),
+        full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.full)),
+        empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.empty)),
+        unit_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_full)),
+        unit_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_empty)),
+        unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)) {}
+};
+
+}  // namespace tilecast

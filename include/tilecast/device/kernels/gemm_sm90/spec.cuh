@@ -1,0 +1,112 @@
+// What one compiled GEMM kernel is: the choices fixed at compile time. The planner fills one in
+// on the host, the JIT writes it into a generated traits struct field by field name
+// (src/api/gemm_source.cpp), and the kernel reads it back with spec_of<Traits>(). The rules a spec
+// must keep are stated once, in gemm_spec_error(): the kernel static_asserts them and the planner
+// refuses an override that breaks them.
+#pragma once
+
+#include "tilecast/device/common.cuh"
+#include "tilecast/device/dtype.cuh"
+#include "tilecast/device/ptx/wgmma_widths.cuh"
+#include "tilecast/device/scheduler/cluster.cuh"
+#include "tilecast/device/scheduler/problem.cuh"
+
+namespace tilecast {
+
+struct GemmKernelSpec {
+  uint32_t block_m = 128;            // tile rows: 64 per consumer warpgroup
+  uint32_t block_n = 128;            // tile columns: one of kWgmmaBF16Widths
+  uint32_t stages = 4;               // depth of the operand ring
+  ClusterShape cluster{};            // CTAs along M x along N
+  uint32_t consumer_warpgroups = 2;  // wgmma warpgroups; each takes block_m / consumer_warpgroups rows
+  DType out = DType::kBF16;          // D's element type, and C's
+  bool has_c = false;                // D = A * B^T + C
+  GemmType type = GemmType::kNormal;
+  bool dynamic_units = false;        // units claimed from a global counter shared with a companion launch
+
+  TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
+    return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
+           consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c && type == o.type &&
+           dynamic_units == o.dynamic_units;
+  }
+};
+
+// Rows one consumer warpgroup's wgmma atoms cover (m64 each).
+inline constexpr uint32_t kWgmmaAtomRows = 64;
+// FP32 accumulator registers a consumer thread may hold (block_n / 2 per atom).
+inline constexpr uint32_t kMaxAccumulators = 128;
+// Deepest operand ring the planner considers.
+inline constexpr uint32_t kGemmMaxStages = 8;
+// The dynamic-unit kernel keeps the claimed unit in registers too: ptxas spills it at 256-wide
+// tiles, and at 192 once the ring is 5 deep with C (tests/cpu/api/test_kernel_variants.cpp).
+inline constexpr uint32_t kWidestDynamicBlockN = 176;
+
+TC_HOST_DEVICE constexpr bool is_wgmma_width(uint32_t n) {
+  for (uint32_t w : kWgmmaBF16Widths)
+    if (w == n) return true;
+  return false;
+}
+
+TC_HOST_DEVICE constexpr bool is_cluster_shape(const ClusterShape& c) {
+  for (const ClusterShape& s : kClusterShapes)
+    if (s == c) return true;
+  return false;
+}
+
+// Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
+// geometry's to check: gemm_geometry_error in geometry.cuh.)
+TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
+  if (s.block_m != 64 && s.block_m != 128) return "block_m must be 64 or 128";
+  if (!is_wgmma_width(s.block_n)) return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+  if (s.consumer_warpgroups == 0 || s.block_m % s.consumer_warpgroups != 0 ||
+      (s.block_m / s.consumer_warpgroups) % kWgmmaAtomRows != 0)
+    return "each consumer warpgroup takes a multiple of 64 rows";
+  if (s.block_m / s.consumer_warpgroups / kWgmmaAtomRows * s.block_n / 2 > kMaxAccumulators)
+    return "more accumulators than a consumer thread can hold (rows per warpgroup x block_n / 128 > 128)";
+  if (!is_cluster_shape(s.cluster)) return "cluster must be 1x1, 2x1, 1x2, 4x1, 1x4 or 2x2";
+  if (s.stages < 2 || s.stages > kGemmMaxStages) return "stages must be 2..8";
+  if (s.out != DType::kBF16 && s.out != DType::kFP32) return "the output is bf16 or fp32";
+  if (static_cast<uint32_t>(s.type) > static_cast<uint32_t>(GemmType::kKGroupedContiguous)) return "unknown gemm type";
+  if (s.dynamic_units && s.block_n > kWidestDynamicBlockN)
+    return "the dynamic-unit (companion) kernel spills registers above 176-wide tiles";
+  return nullptr;
+}
+
+// A hash of every field, so that a field the JIT writes but spec_of() does not read (or reads
+// wrongly) fails the kernel's compile: the generated traits carry the host's fingerprint of the
+// spec, and the kernel static_asserts that the spec it read back has the same.
+TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
+  const uint32_t fields[] = {s.block_m,
+                             s.block_n,
+                             s.stages,
+                             s.cluster.m,
+                             s.cluster.n,
+                             s.consumer_warpgroups,
+                             static_cast<uint32_t>(s.out),
+                             s.has_c ? 1u : 0u,
+                             static_cast<uint32_t>(s.type),
+                             s.dynamic_units ? 1u : 0u};
+  uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
+  for (uint32_t f : fields)
+    for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
+  return h;
+}
+
+// The spec a generated traits struct describes: the one place the kernel reads the field names
+// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile.
+template <class Traits>
+TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
+  GemmKernelSpec s;
+  s.block_m = Traits::kBlockM;
+  s.block_n = Traits::kBlockN;
+  s.stages = Traits::kStages;
+  s.cluster = ClusterShape{Traits::kClusterM, Traits::kClusterN};
+  s.consumer_warpgroups = Traits::kConsumerWarpgroups;
+  s.out = Traits::kOutput;
+  s.has_c = Traits::kHasC;
+  s.type = Traits::kGemmType;
+  s.dynamic_units = Traits::kDynamicUnits;
+  return s;
+}
+
+}  // namespace tilecast

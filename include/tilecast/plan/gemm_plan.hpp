@@ -1,0 +1,79 @@
+// The planner: (a GEMM, the device's facts, the caller's overrides) -> an immutable launch plan,
+// complete before anything is compiled: the kernel spec of each launch, the schedule, the grids,
+// the companion split, the SM budget and the cost model's estimate. Pure C++ (no GPU, no CUDA
+// runtime): tilecast-plan prints it, the CPU tests check it, the API executes it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
+#include "tilecast/gemm.hpp"
+#include "tilecast/plan/device_facts.hpp"
+
+namespace tilecast::plan {
+
+// What the planner is told of a GEMM: the scheduler's problem (the planner reads its sizes and
+// type only, never group_data) and the epilogue.
+struct GemmDesc {
+  GemmProblem problem;
+  DType out = DType::kBF16;
+  bool has_c = false;
+};
+
+// A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C).
+// Sizes must fit 32 bits (the API validates them first).
+GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c);
+
+// One persistent launch: its kernel and how many clusters it runs.
+struct KernelLaunch {
+  GemmKernelSpec kernel;
+  uint32_t clusters = 0;
+};
+
+// What the cost model says of a plan. Each time is a lower bound from one resource; the plan's
+// estimate is the largest.
+struct CostEstimate {
+  double mma_us = 0;   // the busiest cluster's k-steps at the tensor cores' rate (shared-memory bound included)
+  double l2_us = 0;    // L2 -> SM operand bytes at the device's L2 bandwidth
+  double hbm_us = 0;   // each operand and output once through HBM
+  double total_us = 0;
+  double waves = 0;    // units per cluster of the launch(es)
+  uint64_t l2_to_sm_bytes = 0;          // with multicast as planned
+  uint64_t l2_to_sm_bytes_unicast = 0;  // every CTA loading its own tiles
+};
+
+struct GemmPlan {
+  GemmDesc desc;
+  KernelLaunch main;
+  // With clusters of 4, SMs that cannot hold one go to a companion launch of smaller clusters on
+  // a forked stream; both claim units of main's cluster shape from one counter.
+  std::optional<KernelLaunch> companion;
+  // The scheduler config every launch runs (block sizes and cluster are main's; with a companion
+  // the unit is main's cluster).
+  TileConfig schedule;
+  uint32_t sm_budget = 0;  // SMs the plan may use (GemmConfig::max_sms, else all)
+  CostEstimate cost;
+
+  GemmGeometry geometry() const { return gemm_geometry(main.kernel); }
+  std::string describe() const;  // one line: tile, stages, cluster, multicast, grid, companion, estimate
+};
+
+// Throws tilecast::Error naming the field and its valid range when an override is out of range.
+void check_overrides(const GemmConfig& overrides);
+
+// Every plan the cost model weighed, cheapest first (ties within 2%: the smaller cluster, then
+// the wider tile). Fields of `overrides` that are set are taken as given; an impossible override
+// throws tilecast::Error.
+std::vector<GemmPlan> rank_plans(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
+
+// The first of rank_plans.
+GemmPlan plan_gemm(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
+
+// The chosen plan, then the next `alternatives` ranked ones with predicted time, waves and bytes:
+// what tilecast-plan and tilecast-bench --plan-only print.
+std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternatives);
+
+}  // namespace tilecast::plan

@@ -1,0 +1,55 @@
+#include "api/gemm_source.hpp"
+
+#include "jit/kernel_source.hpp"
+
+namespace tilecast::api {
+namespace {
+
+const char* dtype_expression(DType t) { return t == DType::kFP32 ? "tilecast::DType::kFP32" : "tilecast::DType::kBF16"; }
+
+const char* type_expression(GemmType t) {
+  switch (t) {
+    case GemmType::kNormal: return "tilecast::GemmType::kNormal";
+    case GemmType::kBatched: return "tilecast::GemmType::kBatched";
+    case GemmType::kMGroupedContiguous: return "tilecast::GemmType::kMGroupedContiguous";
+    case GemmType::kMGroupedMasked: return "tilecast::GemmType::kMGroupedMasked";
+    case GemmType::kKGroupedContiguous: return "tilecast::GemmType::kKGroupedContiguous";
+  }
+  return "?";  // refused by gemm_spec_error before a source is written
+}
+
+const char* type_name(GemmType t) {
+  static const char* const kNames[] = {"normal", "batched", "mgrouped", "masked", "kgrouped"};
+  const uint32_t i = static_cast<uint32_t>(t);
+  return i < 5 ? kNames[i] : "unknown";
+}
+
+// The traits struct's name, which profilers and sanitizers show as the kernel's template
+// argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal").
+std::string traits_name(const GemmKernelSpec& s) {
+  return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
+         "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
+         std::to_string(s.consumer_warpgroups) + (s.out == DType::kFP32 ? "_fp32" : "_bf16") + (s.has_c ? "_c" : "") +
+         "_" + type_name(s.type) + (s.dynamic_units ? "_dynamic" : "");
+}
+
+}  // namespace
+
+jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
+  return jit::KernelSource("tilecast::gemm_sm90_kernel", traits_name(s))
+      .include("tilecast/device/kernels/gemm_sm90/kernel.cuh")
+      .field("kBlockM", s.block_m)
+      .field("kBlockN", s.block_n)
+      .field("kStages", s.stages)
+      .field("kClusterM", s.cluster.m)
+      .field("kClusterN", s.cluster.n)
+      .field("kConsumerWarpgroups", s.consumer_warpgroups)
+      .field("tilecast::DType", "kOutput", dtype_expression(s.out))
+      .field("kHasC", s.has_c)
+      .field("tilecast::GemmType", "kGemmType", type_expression(s.type))
+      .field("kDynamicUnits", s.dynamic_units)
+      .field("kSpecFingerprint", spec_fingerprint(s))
+      .spec();
+}
+
+}  // namespace tilecast::api

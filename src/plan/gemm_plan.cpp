@@ -1,0 +1,268 @@
+// The cost model, with its numbers worked for 8192^3 on the H200 (block 128x256, k-step of 64):
+//   one k-step of one CTA is 2 * 128 * 256 * 64 = 4.19 MFLOP; at 989 TFLOPS over 132 SMs an SM
+//   does it in 0.56 us. 2048 tiles of 128 k-steps on 132 SMs: 15.5 waves, makespan 16 tiles =
+//   2048 k-steps = 1.15 ms (MMA bound).
+//   L2 -> SM: each tile reads (128 + 256) * 64 * 2 = 48 KiB per k-step; 12.9 GB in all without
+//   multicast = 1.29 ms at 10 TB/s, 8.6 GB (0.86 ms) with B shared by 2 CTAs along M, 6.4 GB
+//   (0.64 ms) with 2x2 or 4x1 clusters, which however run on 120 SMs (makespan 1.29 ms). So 2x1
+//   (1.15 ms) wins; measured on the H200: 2x1 800 TFLOPS, 1x1 794, 4x1 742, 2x2 (128x128) 606.
+// The estimate is the largest of the MMA, L2 and HBM times; the cheapest plan wins, and within
+// 2% the smaller cluster (less coupling, easier placement), then the wider tile.
+#include "tilecast/plan/gemm_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "tilecast/plan/simulator.hpp"
+
+namespace tilecast::plan {
+namespace {
+
+// Clusters along N (1x2, 1x4: the CTAs share A) ran 3-17% slower than the same tiles in clusters
+// along M on every shape measured on the H200 at equal or fewer waves (4096x576x7168 10%, 8192^3
+// 3%, 4096x2112x7168 3%, 4097^3 with 176-wide tiles 17%); the terms here do not say why, so they
+// are charged 5%. It keeps 4097^3 on 128x192 (254 us) rather than 128x176 in 1x2 (294 us).
+constexpr double kAlongNSlowdown = 1.05;
+// Plans within this fraction of the cheapest count as ties.
+constexpr double kTieFraction = 0.02;
+// Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
+constexpr uint32_t kDefaultSwizzle = 8;
+// A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
+constexpr uint32_t kMaxSwizzle = 64;
+// The planner's row blocks: 64 (one consumer warpgroup) and 128 (two).
+constexpr uint32_t kBlockMs[] = {64, 128};
+
+std::string widths_list() {
+  std::string s;
+  for (uint32_t w : kWgmmaBF16Widths) s += (s.empty() ? "" : ", ") + std::to_string(w);
+  return s;
+}
+
+// How much longer than its MMAs a k-step takes because shared memory cannot feed them. Per k-step
+// each consumer warpgroup's wgmmas read its rows of A and all of B, and the TMA writes the stage,
+// against 128 bytes per clock per SM; the tensor cores do 4096 FLOP per clock. 128x256 tiles are
+// balanced (1024 clocks each way); 128x176 need 784 clocks of shared memory for 704 of MMA, which
+// is why they lost to 128x256 on 4096x24576x1536 (468 against 410 us on the H200) though they
+// fill the waves better.
+double smem_slowdown(const GemmKernelSpec& k) {
+  constexpr double kSmemBytesPerClock = 128, kMmaFlopsPerClock = 4096;
+  const double row_bytes = kGemmBlockK * 2.0;
+  const double wgmma_reads = k.block_m * row_bytes + static_cast<double>(k.consumer_warpgroups) * k.block_n * row_bytes;
+  const double tma_writes = (static_cast<double>(k.block_m) + k.block_n) * row_bytes;
+  const double smem_clocks = (wgmma_reads + tma_writes) / kSmemBytesPerClock;
+  const double mma_clocks = 2.0 * k.block_m * k.block_n * kGemmBlockK / kMmaFlopsPerClock;
+  return std::max(1.0, smem_clocks / mma_clocks);
+}
+
+TileConfig schedule_of(const GemmKernelSpec& k, const GemmConfig& o) {
+  TileConfig t;
+  t.block_m = k.block_m;
+  t.block_n = k.block_n;
+  t.block_k = kGemmBlockK;
+  t.cluster = k.cluster;
+  t.swizzle = o.swizzle ? o.swizzle : kDefaultSwizzle;
+  t.multicast_a = o.multicast_a != 0;
+  t.multicast_b = o.multicast_b != 0;
+  return t;
+}
+
+uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
+  return o.max_sms ? std::min(o.max_sms, f.num_sms) : f.num_sms;
+}
+
+// The plan of one candidate, or nullopt with `misfit` saying why it cannot run.
+std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o, uint32_t bm,
+                                 uint32_t bn, const ClusterShape& cs, std::string& misfit) {
+  GemmKernelSpec k;
+  k.block_m = bm;
+  k.block_n = bn;
+  k.cluster = cs;
+  k.consumer_warpgroups = bm / kWgmmaAtomRows;
+  k.out = d.out;
+  k.has_c = d.has_c;
+  k.type = d.problem.type;
+  k.stages = o.stages ? o.stages : deepest_stages(k);
+  if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
+    misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
+             " stages: " + why;
+    return std::nullopt;
+  }
+  GemmPlan plan;
+  plan.desc = d;
+  plan.main.kernel = k;
+  plan.schedule = schedule_of(k, o);
+  plan.sm_budget = sm_budget(f, o);
+
+  // Size the grid: never more clusters than fit, nor than there are units (a first pass with one
+  // cluster counts the units that hold work).
+  SimOptions fast;
+  fast.check = false;
+  const LaunchSpec probe{plan.schedule, 1};
+  const uint64_t units = std::max<uint64_t>(simulate(d.problem, {&probe, 1}, fast).stats.units, 1);
+  plan.main.clusters = static_cast<uint32_t>(std::min<uint64_t>(f.clusters_for(cs.size(), plan.sm_budget), units));
+  if (plan.main.clusters == 0) {
+    misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not fit in " +
+             std::to_string(plan.sm_budget) + " SMs";
+    return std::nullopt;
+  }
+  const LaunchSpec launch{plan.schedule, plan.main.clusters};
+  const SimResult sim = simulate(d.problem, {&launch, 1}, fast);
+
+  CostEstimate& c = plan.cost;
+  const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
+  const double k_step_s = 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k);
+  c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
+  if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
+  c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
+  c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
+  c.l2_us = static_cast<double>(c.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12) * 1e6;
+  const GemmProblem& p = d.problem;
+  const double groups = p.num_groups;
+  const double out_bytes = groups * p.m * p.n * dtype_bytes(d.out) * (d.has_c ? 2 : 1);
+  const double hbm_bytes = groups * (static_cast<double>(p.m) + p.n) * p.k * 2 + out_bytes;
+  c.hbm_us = hbm_bytes / (f.hbm_tb_per_s * 1e12) * 1e6;
+  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us});
+  c.waves = static_cast<double>(units) / plan.main.clusters;
+  return plan;
+}
+
+// Clusters of 4 leave SMs that cannot hold one; with the companion asked for, clusters of 2 take
+// them. Off unless asked for, until measurements say where it pays.
+void add_companion(GemmPlan& plan, const DeviceFacts& f) {
+  const ClusterShape cs = plan.main.kernel.cluster;
+  const uint32_t used = plan.main.clusters * cs.size();
+  const uint32_t idle = plan.sm_budget > used ? plan.sm_budget - used : 0;
+  const ClusterShape pair = cs.m >= 2 ? ClusterShape{2, 1} : ClusterShape{1, 2};
+  if (cs.size() != 4 || idle / pair.size() == 0) return;
+  plan.main.kernel.dynamic_units = true;
+  KernelLaunch companion{plan.main.kernel, std::min(idle / pair.size(), f.clusters_for(pair.size()))};
+  companion.kernel.cluster = pair;
+  plan.companion = companion;
+  plan.schedule.unit_m = cs.m;
+  plan.schedule.unit_n = cs.n;
+}
+
+}  // namespace
+
+GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c) {
+  GemmDesc d;
+  d.problem.type = batch > 1 ? GemmType::kBatched : GemmType::kNormal;
+  d.problem.m = static_cast<uint32_t>(m);
+  d.problem.n = static_cast<uint32_t>(n);
+  d.problem.k = static_cast<uint32_t>(k);
+  d.problem.num_groups = static_cast<uint32_t>(batch);
+  d.out = out;
+  d.has_c = has_c;
+  return d;
+}
+
+void check_overrides(const GemmConfig& o) {
+  const auto fail = [](const std::string& what) { throw Error("config: " + what); };
+  if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs))
+    fail("block_m " + std::to_string(o.block_m) + " is not 64 or 128 (0: the planner's choice)");
+  if (o.block_n && !is_wgmma_width(o.block_n))
+    fail("block_n " + std::to_string(o.block_n) + " is not a tile width the kernel has (" + widths_list() + ")");
+  if (o.block_k && o.block_k != kGemmBlockK) fail("block_k " + std::to_string(o.block_k) + " is not 64 (BF16's)");
+  if ((o.cluster_m == 0) != (o.cluster_n == 0)) fail("give cluster_m and cluster_n together");
+  if (o.cluster_m && !is_cluster_shape({o.cluster_m, o.cluster_n}))
+    fail("cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) +
+         " is not one of 1x1, 2x1, 1x2, 4x1, 1x4, 2x2");
+  if (o.stages && (o.stages < 2 || o.stages > kGemmMaxStages))
+    fail("stages " + std::to_string(o.stages) + " is not in 2.." + std::to_string(kGemmMaxStages));
+  for (const auto& [name, v] : {std::pair{"multicast_a", o.multicast_a}, std::pair{"multicast_b", o.multicast_b},
+                                std::pair{"companion", o.companion}})
+    if (v < -1 || v > 1) fail(std::string(name) + " " + std::to_string(v) + " is not -1 (auto), 0 (off) or 1 (on)");
+  if (o.swizzle > kMaxSwizzle)
+    fail("swizzle " + std::to_string(o.swizzle) + " is not in 1.." + std::to_string(kMaxSwizzle) + " (0: " +
+         std::to_string(kDefaultSwizzle) + ")");
+  if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
+    fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
+         std::to_string(o.cluster_m * o.cluster_n));
+  if (o.companion == 1 && o.block_n > kWidestDynamicBlockN)
+    fail("block_n " + std::to_string(o.block_n) + " with the companion launch spills registers; use " +
+         std::to_string(kWidestDynamicBlockN) + " or less");
+}
+
+std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o) {
+  check_overrides(o);
+  const GemmProblem& p = d.problem;
+  if (p.m == 0 || p.n == 0 || p.k == 0 || p.num_groups == 0) throw Error("gemm: empty problem");
+  std::vector<uint32_t> bms, bns;
+  if (o.block_m) bms = {o.block_m};
+  else if (p.m <= 64) bms = {64};
+  else bms.assign(std::begin(kBlockMs), std::end(kBlockMs));
+  if (o.block_n) bns = {o.block_n};
+  else
+    for (uint32_t bn : kWgmmaBF16Widths)
+      if (o.companion != 1 || bn <= kWidestDynamicBlockN) bns.push_back(bn);
+  std::vector<ClusterShape> clusters;
+  if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
+  else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
+
+  std::vector<GemmPlan> out;
+  std::string misfit;  // why the last candidate that could not run could not
+  for (uint32_t bm : bms)
+    for (uint32_t bn : bns)
+      for (const ClusterShape& cs : clusters) {
+        if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
+        if (std::optional<GemmPlan> plan = evaluate(d, f, o, bm, bn, cs, misfit)) out.push_back(std::move(*plan));
+      }
+  if (out.empty()) throw Error("config: " + (misfit.empty() ? std::string("no candidate") : misfit));
+  std::stable_sort(out.begin(), out.end(), [](const GemmPlan& a, const GemmPlan& b) {
+    const double ta = a.cost.total_us, tb = b.cost.total_us;
+    if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;
+    const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
+    if (ka.cluster.size() != kb.cluster.size()) return ka.cluster.size() < kb.cluster.size();
+    if (ka.block_m * ka.block_n != kb.block_m * kb.block_n) return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
+    return ta < tb;
+  });
+  if (o.companion == 1)
+    for (GemmPlan& plan : out) add_companion(plan, f);
+  return out;
+}
+
+GemmPlan plan_gemm(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o) { return rank_plans(d, f, o).front(); }
+
+std::string GemmPlan::describe() const {
+  const GemmKernelSpec& k = main.kernel;
+  std::ostringstream s;
+  s << k.block_m << "x" << k.block_n << "x" << kGemmBlockK << " stages " << k.stages << " cluster " << k.cluster.m
+    << "x" << k.cluster.n << " mc " << (schedule.multicast_a ? "A" : "-") << (schedule.multicast_b ? "B" : "-")
+    << " clusters " << main.clusters;
+  if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
+  char est[64];
+  std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
+  s << est;
+  return s.str();
+}
+
+std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternatives) {
+  std::ostringstream s;
+  if (ranked.empty()) return "no plan\n";
+  s << "chosen: " << ranked.front().describe() << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%4s %-9s %6s %7s %3s %9s %5s %6s %9s %8s %8s %8s %10s %10s\n", "rank", "tile",
+                "stages", "cluster", "mc", "clusters", "SMs", "waves", "est us", "mma us", "L2 us", "HBM us",
+                "L2->SM MB", "unicast MB");
+  s << line;
+  for (size_t i = 0; i < ranked.size() && i <= alternatives; ++i) {
+    const GemmPlan& p = ranked[i];
+    const GemmKernelSpec& k = p.main.kernel;
+    char tile[16], cluster[24];
+    std::snprintf(tile, sizeof tile, "%ux%u", k.block_m, k.block_n);
+    std::snprintf(cluster, sizeof cluster, "%ux%u%s", k.cluster.m, k.cluster.n, p.companion ? "+c" : "");
+    const uint32_t sms = p.main.clusters * k.cluster.size() +
+                         (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);
+    std::snprintf(line, sizeof line, "%4zu %-9s %6u %7s %1s%1s  %9u %5u %6.2f %9.1f %8.1f %8.1f %8.1f %10.1f %10.1f\n",
+                  i + 1, tile, k.stages, cluster, p.schedule.multicast_a ? "A" : "-", p.schedule.multicast_b ? "B" : "-",
+                  p.main.clusters, sms, p.cost.waves, p.cost.total_us, p.cost.mma_us, p.cost.l2_us, p.cost.hbm_us,
+                  p.cost.l2_to_sm_bytes / 1e6, p.cost.l2_to_sm_bytes_unicast / 1e6);
+    s << line;
+  }
+  if (ranked.size() > alternatives + 1) s << "(" << ranked.size() - alternatives - 1 << " more)\n";
+  return s.str();
+}
+
+}  // namespace tilecast::plan

@@ -1,0 +1,289 @@
+// The planner and the kernel geometry without a GPU: the one shared-memory layout, the choices on
+// the anchor shapes, overrides honoured or refused with a clear error, the plan as data.
+#include <gtest/gtest.h>
+
+#include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
+#include "tilecast/plan/gemm_plan.hpp"
+
+namespace tilecast::plan {
+namespace {
+
+GemmKernelSpec spec(uint32_t bm, uint32_t bn, uint32_t stages, DType out = DType::kBF16) {
+  GemmKernelSpec s;
+  s.block_m = bm;
+  s.block_n = bn;
+  s.stages = stages;
+  s.consumer_warpgroups = bm / 64;
+  s.out = out;
+  return s;
+}
+
+GemmDesc dense(uint32_t m, uint32_t n, uint32_t k) { return dense_desc(m, n, k, 1, DType::kBF16, false); }
+
+std::string error_of(const GemmDesc& d, const GemmConfig& o) {
+  try {
+    plan_gemm(d, DeviceFacts::h200_model(), o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GemmGeometry, LayoutIsAlignedDisjointAndFitsItsLaunchBytes) {
+  for (uint32_t bm : {64u, 128u})
+    for (uint32_t bn : kWgmmaBF16Widths)
+      for (DType out : {DType::kBF16, DType::kFP32}) {
+        GemmKernelSpec s = spec(bm, bn, 2, out);
+        const uint32_t deepest = deepest_stages(s);
+        ASSERT_GE(deepest, 2u) << bm << "x" << bn;
+        for (uint32_t stages = 2; stages <= deepest; ++stages) {
+          s.stages = stages;
+          const GemmGeometry g = gemm_geometry(s);
+          const GemmSmemLayout& l = g.smem;
+          EXPECT_EQ(l.a % kSwizzleAtomBytes, 0u);
+          EXPECT_EQ(l.b % kSwizzleAtomBytes, 0u);
+          EXPECT_EQ(l.slabs % kSwizzleAtomBytes, 0u);
+          EXPECT_GE(l.b, l.a + stages * g.tile_a_bytes);
+          EXPECT_GE(l.slabs, l.b + stages * g.tile_b_bytes);
+          EXPECT_GE(l.full, l.slabs + s.consumer_warpgroups * g.slab_buffers * g.slab_bytes);
+          EXPECT_EQ(l.full % 8, 0u) << "mbarriers are 8-byte aligned";
+          EXPECT_GE(l.unit_slot, l.unit_empty + g.unit_slots * 8);
+          EXPECT_GE(l.launch_bytes, l.end + kSwizzleAtomBytes - 1) << "room to align the start";
+          EXPECT_LE(l.launch_bytes, kSm90MaxSmemBytes);
+          EXPECT_EQ(gemm_geometry_error(s), nullptr);
+        }
+        s.stages = deepest + 1;
+        if (s.stages <= kGemmMaxStages) {
+          EXPECT_NE(gemm_geometry_error(s), nullptr) << "one stage deeper must not fit";
+        }
+      }
+}
+
+TEST(GemmGeometry, BoxesAndSlabsFollowTheTile) {
+  const GemmGeometry g = gemm_geometry(spec(128, 144, 6));
+  EXPECT_EQ(g.threads, 384u);
+  EXPECT_EQ(g.consumer_warps, 8u);
+  EXPECT_EQ(g.a_box.cols, 64u);
+  EXPECT_EQ(g.a_box.rows, 128u);
+  EXPECT_EQ(g.b_box.rows, 144u);
+  EXPECT_EQ(g.d_box.cols, 64u);  // 128 bytes of BF16
+  EXPECT_EQ(g.d_box.rows, 64u);
+  EXPECT_EQ(g.slabs, 3u);
+  EXPECT_EQ(g.narrow_slab_cols, 16u);
+  EXPECT_EQ(g.d_narrow_box.cols, 16u);
+  const GemmGeometry f = gemm_geometry(spec(128, 256, 4, DType::kFP32));
+  EXPECT_EQ(f.d_box.cols, 32u);  // 128 bytes of FP32
+  EXPECT_EQ(f.slabs, 8u);
+  EXPECT_EQ(f.narrow_slab_cols, 0u);
+  EXPECT_EQ(f.d_narrow_box.rows, 0u);
+  EXPECT_EQ(gemm_geometry(spec(64, 64, 4)).threads, 256u);
+}
+
+TEST(GemmGeometry, EveryKernelHoldsOneCtaPerSm) {
+  // The occupancy probe (src/api/occupancy_probe.cu) relies on it: a second CTA's registers
+  // would not fit beside the first.
+  for (uint32_t bm : {64u, 128u}) {
+    const GemmGeometry g = gemm_geometry(spec(bm, 128, 4));
+    EXPECT_GT(uint64_t{g.launch_registers} * g.threads, kSm90RegistersPerSm / 2) << bm;
+    EXPECT_LE(uint64_t{g.producer_registers} * 128 + uint64_t{g.consumer_registers} * 128 * (bm / 64),
+              kSm90RegistersPerSm)
+        << "setmaxnreg's split must fit the register file";
+  }
+}
+
+TEST(GemmGeometry, EpilogueGivesUpItsSecondSlabBufferOnlyForAnExtraStage) {
+  // Double-buffered wherever that fits: 128x256 at 4 stages (as measured on 8192^3).
+  EXPECT_EQ(gemm_geometry(spec(128, 256, 4)).slab_buffers, 2u);
+  EXPECT_EQ(gemm_geometry(spec(128, 144, 5)).slab_buffers, 2u);
+  // 128x144 at 6 stages fits only with one buffer per warpgroup: cuBLAS runs 4096x576x7168 with
+  // these tiles and 6 stages; at 5 we measured 0.89x of it, at 4 0.80x, at 3 0.57x.
+  EXPECT_EQ(gemm_geometry(spec(128, 144, 6)).slab_buffers, 1u);
+  EXPECT_EQ(deepest_stages(spec(128, 144, 2)), 6u);
+  EXPECT_EQ(deepest_stages(spec(128, 256, 2)), 4u);
+
+  const GemmPlan p = plan_gemm(dense(4096, 576, 7168), DeviceFacts::h200_model());
+  EXPECT_EQ(p.main.kernel.block_m, 128u);
+  EXPECT_EQ(p.main.kernel.block_n, 144u);
+  EXPECT_EQ(p.main.kernel.stages, 6u);
+}
+
+TEST(GemmSpec, RulesNameWhatIsWrong) {
+  GemmKernelSpec s = spec(128, 128, 4);
+  EXPECT_EQ(gemm_spec_error(s), nullptr);
+  s.block_n = 100;
+  EXPECT_NE(gemm_spec_error(s), nullptr);
+  s = spec(128, 128, 4);
+  s.cluster = {3, 1};
+  EXPECT_NE(gemm_spec_error(s), nullptr);
+  s = spec(128, 256, 4);
+  s.dynamic_units = true;
+  EXPECT_NE(gemm_spec_error(s), nullptr) << "the dynamic-unit kernel spills at 256";
+  s = spec(128, 128, 1);
+  EXPECT_NE(gemm_spec_error(s), nullptr);
+}
+
+TEST(GemmSpec, FingerprintSeesEveryField) {
+  const GemmKernelSpec base = spec(128, 128, 4);
+  std::vector<GemmKernelSpec> variants(9, base);
+  variants[0].block_m = 64;
+  variants[1].block_n = 256;
+  variants[2].stages = 5;
+  variants[3].cluster = {2, 1};
+  variants[4].consumer_warpgroups = 1;
+  variants[5].out = DType::kFP32;
+  variants[6].has_c = true;
+  variants[7].type = GemmType::kBatched;
+  variants[8].dynamic_units = true;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_NE(spec_fingerprint(variants[i]), spec_fingerprint(base)) << "field " << i;
+    EXPECT_FALSE(variants[i] == base) << "field " << i;
+  }
+  variants[3].cluster = {1, 2};
+  EXPECT_NE(spec_fingerprint(variants[3]), spec_fingerprint(base));
+}
+
+TEST(GemmPlanner, AnchorShapeTakesTheMeasuredBestConfig) {
+  // bench/results/2026-11-29-h200-clusters.md: 128x256 tiles with B shared by 2 CTAs along M.
+  const GemmPlan p = plan_gemm(dense(8192, 8192, 8192), DeviceFacts::h200_model());
+  EXPECT_EQ(p.main.kernel.block_m, 128u);
+  EXPECT_EQ(p.main.kernel.block_n, 256u);
+  EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{2, 1}));
+  EXPECT_EQ(p.main.clusters, 66u);
+  EXPECT_EQ(p.main.kernel.stages, 4u);
+  EXPECT_FALSE(p.companion);
+  EXPECT_EQ(p.schedule.block_n, 256u) << "the schedule is the kernel's";
+  EXPECT_EQ(p.schedule.cluster, (ClusterShape{2, 1}));
+}
+
+TEST(GemmPlanner, TileWidthsFollowTheMeasuredOrderings) {
+  // Each pair measured on the H200 (see the cost terms in gemm_plan.cpp): the chosen width ran faster.
+  struct Case {
+    uint32_t m, n, k, block_n;
+  };
+  for (const Case& c : {Case{4096, 2112, 7168, 176},   // 161 us, against 172 with 192 and 217 with 256
+                        Case{4097, 4097, 4097, 192},   // 253 us, against 286-294 with 176
+                        Case{4096, 24576, 1536, 256},  // 411 us, against 418 with 192 and 411 with 176
+                        Case{4096, 576, 7168, 144}}) { // one wave of 128 tiles
+    EXPECT_EQ(plan_gemm(dense(c.m, c.n, c.k), DeviceFacts::h200_model()).main.kernel.block_n, c.block_n)
+        << c.m << "x" << c.n << "x" << c.k;
+  }
+}
+
+TEST(GemmPlanner, EveryChoiceFitsAndUsesTheDevice) {
+  for (uint32_t m : {1u, 64u, 128u, 1000u, 4096u})
+    for (uint32_t n : {64u, 576u, 2112u, 7168u})
+      for (uint32_t k : {64u, 7168u}) {
+        const GemmPlan p = plan_gemm(dense(m, n, k), DeviceFacts::h200_model());
+        const GemmGeometry g = p.geometry();
+        EXPECT_EQ(gemm_geometry_error(p.main.kernel), nullptr);
+        EXPECT_LE(g.smem.launch_bytes, kSm90MaxSmemBytes);
+        EXPECT_GE(p.main.clusters, 1u);
+        EXPECT_LE(p.main.clusters * p.main.kernel.cluster.size(), 132u);
+        EXPECT_LE(p.main.kernel.block_n, (n + 63) / 64 * 64) << "no tile wider than the problem";
+        EXPECT_GT(p.cost.total_us, 0.0);
+        EXPECT_GE(p.cost.total_us, std::max({p.cost.mma_us, p.cost.l2_us, p.cost.hbm_us}));
+      }
+}
+
+TEST(GemmPlanner, RankedPlansAreSortedAndTheFirstIsTheChoice) {
+  const GemmDesc d = dense(4096, 2112, 7168);
+  const std::vector<GemmPlan> ranked = rank_plans(d, DeviceFacts::h200_model());
+  ASSERT_GT(ranked.size(), 10u);
+  EXPECT_EQ(ranked.front().main.kernel, plan_gemm(d, DeviceFacts::h200_model()).main.kernel);
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].cost.total_us, ranked[i].cost.total_us * 1.02 + 1e-9) << i;
+  const std::string table = format_plans(ranked, 3);
+  EXPECT_NE(table.find("chosen: 128x176"), std::string::npos) << table;
+  EXPECT_NE(table.find("more)"), std::string::npos) << table;
+}
+
+TEST(GemmPlanner, OverridesAreHonoured) {
+  GemmConfig o;
+  o.block_m = 128;
+  o.block_n = 128;
+  o.cluster_m = 1;
+  o.cluster_n = 4;
+  o.multicast_a = 0;
+  o.stages = 3;
+  o.companion = 1;
+  o.swizzle = 3;
+  const GemmPlan p = plan_gemm(dense(4096, 4096, 1024), DeviceFacts::h200_model(), o);
+  EXPECT_EQ(p.main.kernel.block_n, 128u);
+  EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{1, 4}));
+  EXPECT_FALSE(p.schedule.multicast_a);
+  EXPECT_TRUE(p.schedule.multicast_b);
+  EXPECT_EQ(p.schedule.swizzle, 3u);
+  EXPECT_EQ(p.main.kernel.stages, 3u);
+  EXPECT_TRUE(p.main.kernel.dynamic_units);
+  ASSERT_TRUE(p.companion);
+  EXPECT_EQ(p.companion->kernel.cluster, (ClusterShape{1, 2}));
+  EXPECT_TRUE(p.companion->kernel.dynamic_units);
+  EXPECT_EQ(p.companion->clusters, 6u) << "12 SMs left by 30 clusters of 4 hold 6 clusters of 2";
+  EXPECT_EQ(p.schedule.unit_m, 1u);
+  EXPECT_EQ(p.schedule.unit_n, 4u);
+  o.max_sms = 64;
+  const GemmPlan capped = plan_gemm(dense(4096, 4096, 1024), DeviceFacts::h200_model(), o);
+  EXPECT_EQ(capped.main.clusters, 16u);
+  EXPECT_EQ(capped.sm_budget, 64u);
+  EXPECT_FALSE(capped.companion) << "16 clusters of 4 use all 64 SMs";
+}
+
+TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
+  const GemmDesc d = dense(1024, 1024, 1024);
+  struct Case {
+    GemmConfig config;
+    const char* message;
+  };
+  std::vector<Case> cases;
+  const auto add = [&](auto set, const char* message) {
+    GemmConfig o;
+    set(o);
+    cases.push_back({o, message});
+  };
+  add([](GemmConfig& o) { o.block_m = 256; }, "block_m 256");
+  add([](GemmConfig& o) { o.block_n = 100; }, "block_n 100 is not a tile width the kernel has (64, 96, 128");
+  add([](GemmConfig& o) { o.block_k = 32; }, "block_k 32");
+  add([](GemmConfig& o) { o.cluster_m = 2; }, "give cluster_m and cluster_n together");
+  add([](GemmConfig& o) { o.cluster_m = 3, o.cluster_n = 1; }, "cluster 3x1");
+  add([](GemmConfig& o) { o.stages = 1; }, "stages 1 is not in 2..8");
+  add([](GemmConfig& o) { o.stages = 9; }, "stages 9");
+  add([](GemmConfig& o) { o.multicast_a = 2; }, "multicast_a 2");
+  add([](GemmConfig& o) { o.multicast_b = -5; }, "multicast_b -5");
+  add([](GemmConfig& o) { o.companion = 7; }, "companion 7");
+  add([](GemmConfig& o) { o.swizzle = 1u << 31; }, "swizzle 2147483648 is not in 1..64");
+  add([](GemmConfig& o) { o.max_sms = 3, o.cluster_m = 2, o.cluster_n = 2; }, "max_sms 3 cannot hold one cluster of 4");
+  add([](GemmConfig& o) { o.block_n = 192, o.companion = 1; }, "with the companion launch spills");
+  add([](GemmConfig& o) { o.block_m = 128, o.block_n = 256, o.stages = 8; }, "shared memory");
+  for (const Case& c : cases) {
+    const std::string e = error_of(d, c.config);
+    EXPECT_NE(e.find(c.message), std::string::npos) << "expected '" << c.message << "', got '" << e << "'";
+  }
+  EXPECT_NE(error_of(dense(1024, 1024, 0), {}).find("empty problem"), std::string::npos);
+  // A cluster wider than the SM cap, chosen by the planner rather than asked for: it is skipped.
+  GemmConfig few;
+  few.max_sms = 1;
+  EXPECT_EQ(plan_gemm(d, DeviceFacts::h200_model(), few).main.kernel.cluster.size(), 1u);
+}
+
+TEST(GemmPlanner, ConfigTextRoundTrips) {
+  GemmConfig o;
+  o.block_m = 128;
+  o.block_n = 144;
+  o.stages = 6;
+  o.cluster_m = 2;
+  o.cluster_n = 1;
+  o.multicast_b = 0;
+  o.swizzle = 4;
+  o.max_sms = 100;
+  o.companion = 1;
+  EXPECT_EQ(parse_config(format_config(o)), o);
+  EXPECT_EQ(format_config({}), "");
+  EXPECT_EQ(parse_config("block=128x256x64,cluster=2x1").block_n, 256u);
+  EXPECT_THROW(parse_config("blocks=1"), Error);
+  EXPECT_THROW(parse_config("stages=x"), Error);
+  EXPECT_THROW(parse_config("multicast_a=3"), Error);
+  EXPECT_THROW(parse_config("cluster=2"), Error);
+}
+
+}  // namespace
+}  // namespace tilecast::plan

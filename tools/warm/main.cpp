@@ -1,0 +1,120 @@
+// tilecast-warm: compiles into the JIT disk cache, in parallel, every kernel that the bench's
+// suites (or the given shapes) would launch, with a progress line, so that a server or a GPU run
+// spends no time in NVRTC. Needs no GPU; the cache's keys hold no paths, so a folder filled here
+// can be copied to the machine that runs the kernels (TILECAST_CACHE_DIR).
+//
+//   tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]
+//                 [--cluster-compare] [--threads N]
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/warm.hpp"
+#include "suites.hpp"
+
+namespace {
+
+using namespace tilecast;
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]\n"
+               "                     [--cluster-compare] [--threads N]\n"
+               "  suites: the bench's (default, all, dense, m4096, m128, square, odd, ...); default: default\n");
+  return 2;
+}
+
+// What --cluster-compare times: every cluster shape, and the clusters of 4 with the companion.
+std::vector<GemmConfig> compare_configs(const GemmConfig& base) {
+  std::vector<GemmConfig> out;
+  for (const ClusterShape& cs : kClusterShapes)
+    for (int companion : {0, 1}) {
+      if (companion && cs.size() != 4) continue;
+      GemmConfig c = base;
+      c.cluster_m = cs.m;
+      c.cluster_n = cs.n;
+      c.companion = companion;
+      out.push_back(c);
+    }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<bench::BenchProblem> problems;
+  std::vector<std::string> suites;
+  DType out = DType::kBF16;
+  bool with_c = false, compare = false;
+  GemmConfig config;
+  unsigned threads = std::thread::hardware_concurrency();
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const bool has_value = i + 1 < argc;
+      if (a == "--suite" && has_value) {
+        std::stringstream ss(argv[++i]);
+        for (std::string s; std::getline(ss, s, ',');) suites.push_back(s);
+      } else if (a == "--shape" && has_value) {
+        problems.push_back(bench::parse_shape(argv[++i]));
+      } else if (a == "--out" && has_value) {
+        out = std::string(argv[++i]) == "fp32" ? DType::kFP32 : DType::kBF16;
+      } else if (a == "--with-c") {
+        with_c = true;
+      } else if (a == "--config" && has_value) {
+        config = parse_config(argv[++i]);
+      } else if (a == "--cluster-compare") {
+        compare = true;
+      } else if (a == "--threads" && has_value) {
+        threads = static_cast<unsigned>(std::stoul(argv[++i]));
+      } else {
+        return usage();
+      }
+    }
+    if (suites.empty() && problems.empty()) suites.push_back("default");
+    for (const std::string& s : suites)
+      for (bench::BenchProblem& p : bench::make_suite(s)) problems.push_back(std::move(p));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilecast-warm: %s\n", e.what());
+    return usage();
+  }
+
+  const std::vector<GemmConfig> configs = compare ? compare_configs(config) : std::vector<GemmConfig>{config};
+  std::vector<api::WarmItem> items;
+  size_t skipped = 0;
+  for (const bench::BenchProblem& p : problems) {
+    if (p.kind != bench::Kind::kDense && p.kind != bench::Kind::kBatched) {
+      ++skipped;  // no tilecast API for this kind yet
+      continue;
+    }
+    for (const GemmConfig& c : configs) items.push_back({plan::dense_desc(p.m, p.n, p.k, p.groups, out, with_c), c});
+  }
+  try {
+    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
+    std::printf("tilecast-warm: %zu problems (%zu of kinds without an API skipped), %zu distinct kernels, %u threads\n",
+                items.size(), skipped, specs.size(), threads);
+    std::fflush(stdout);
+    const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {
+      std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
+      if (done == total) std::fputc('\n', stderr);
+    });
+    double seconds = 0;
+    int compiled = 0, spilling = 0;
+    for (const api::WarmedKernel& k : kernels) {
+      std::printf("%-8s %6.2f s  regs %3u  spill %4u B  %s%s\n", k.from_cache ? "cached" : "compiled", k.compile_seconds,
+                  k.registers, k.spill_bytes, k.name.c_str(),
+                  k.report_found ? "" : "  (no ptxas report: the driver's compute cache answered)");
+      seconds += k.compile_seconds;
+      compiled += !k.from_cache;
+      spilling += k.spill_bytes > 0;
+    }
+    std::printf("%zu kernels: %d compiled in %.1f s of NVRTC (%.2f s each), %d with spills\n", kernels.size(), compiled,
+                seconds, compiled ? seconds / compiled : 0.0, spilling);
+    return spilling ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilecast-warm: %s\n", e.what());
+    return 1;
+  }
+}
