@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tilecast/device/pipeline/pipeline_state.cuh"
-#include "tilecast/device/pipeline/release.cuh"
+#include "tilecast/device/pipeline/ring_protocol.cuh"
 
 namespace tilecast {
 namespace {
@@ -26,10 +26,14 @@ TEST(PipelineState, ProducerStartsOnTheOppositeParity) {
   }
 }
 
-TEST(ReleaseRule, EveryCtaOfTheClusterIsATarget) {
+TEST(RingProtocol, OperandRingReleasesOnEveryCtaAndWaitsAWholeRingAtTeardown) {
   for (const ClusterShape& cs : kClusterShapes) {
-    for (uint32_t r = 0; r < cs.size(); ++r) EXPECT_EQ(release_targets(cs, r), cs.all_mask());
-    EXPECT_EQ(empty_barrier_arrivals(cs, 8), cs.size() * 8);
+    const RingProtocol p = operand_ring_protocol(cs, 8, 5);
+    EXPECT_EQ(p.release_mask, cs.all_mask());
+    EXPECT_EQ(p.empty_arrivals, cs.size() * 8);
+    EXPECT_EQ(p.releasers_per_cta, 8u);
+    EXPECT_EQ(p.full_arrivals, 1u);
+    EXPECT_EQ(p.teardown_rounds, 5u);
   }
 }
 

@@ -24,18 +24,7 @@ struct Case {
 
 Case random_case(ProblemGenerator& gen, GemmType type, const ClusterShape& cluster) {
   Case c;
-  // Row-index layouts keep a block inside one expert's aligned run.
-  const uint32_t block_ms[] = {64, 128};
-  const uint32_t block_ns[] = {64, 128, 256};
-  const uint32_t block_ks[] = {32, 64};
-  const uint32_t swizzles[] = {1, 2, 3, 8};
-  c.config.block_m = gen.pick(block_ms);
-  c.config.block_n = gen.pick(block_ns);
-  c.config.block_k = gen.pick(block_ks);
-  c.config.cluster = cluster;
-  c.config.swizzle = gen.pick(swizzles);
-  c.config.multicast_a = gen.coin(0.8);
-  c.config.multicast_b = gen.coin(0.8);
+  c.config = gen.config(cluster);
   c.options.stages = gen.uniform(1, 6);
   c.options.consumer_warps = gen.coin() ? 4 : 8;
   c.problem = gen.make(type, c.config.block_m, c.config.block_n, c.config.block_k);
