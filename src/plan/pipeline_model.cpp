@@ -8,9 +8,10 @@
 // pool with agents left is a deadlock.
 //
 // Agents per CTA: the producer thread; one agent per consumer warp (releasers_per_cta of them,
-// each arriving once per target as the kernel's warps do: arrival counts are then the kernel's,
-// and a fast warp can overtake a slow one); the exit; and one agent per load in flight to one
-// CTA, so that the lands of a multicast come in any order and late.
+// each arriving once per target as the kernel's warps do, so the arrival counts are the kernel's);
+// the exit; and one agent per load in flight to one CTA, so that the lands of a multicast come in
+// any order and late. In the kernel the four warps of a warpgroup meet at each wgmma; here they
+// drift apart freely, which only adds orders: every order the kernel can take, the model can pick.
 #include "tilecast/plan/pipeline_model.hpp"
 
 #include <deque>
@@ -117,8 +118,11 @@ std::vector<Op> producer_program(const std::vector<TileWork>& steps, const RingP
         continue;
       }
       ops.push_back({.kind = OpKind::kFill, .stage = s, .round = round, .bytes = box.a + box.b});
-      if (w.issue_a) ops.push_back({.kind = OpKind::kIssue, .stage = s, .round = round, .mask = w.a_mask, .bytes = box.a});
-      if (w.issue_b) ops.push_back({.kind = OpKind::kIssue, .stage = s, .round = round, .mask = w.b_mask, .bytes = box.b});
+      auto load = [&](uint16_t mask, uint32_t bytes) {
+        ops.push_back({.kind = OpKind::kIssue, .stage = s, .round = round, .mask = mask, .bytes = bytes});
+      };
+      if (w.issue_a) load(w.a_mask, box.a);
+      if (w.issue_b) load(w.b_mask, box.b);
     }
   }
   for (; round < at.size(); ++round)
@@ -268,12 +272,17 @@ class Model {
     return true;
   }
 
+  // A protocol the model can play (and a GPU could run).
   bool playable(const Cta& c) {
     const RingProtocol& pr = c.protocol;
-    if (pr.stages < 1 || pr.stages > kMaxStages) fail(who(c), ": ", pr.stages, " stages, the model plays 1 to ", kMaxStages);
-    else if (pr.full_arrivals == 0 || pr.empty_arrivals == 0) fail(who(c), ": an mbarrier's init count must be at least 1");
-    else if (pr.release_mask >> size_) fail(who(c), ": release mask ", pr.release_mask, " names CTAs outside the cluster");
-    else return true;
+    if (pr.stages < 1 || pr.stages > kMaxStages)
+      fail(who(c), ": ", pr.stages, " stages, the model plays 1 to ", kMaxStages);
+    else if (pr.full_arrivals == 0 || pr.empty_arrivals == 0)
+      fail(who(c), ": an mbarrier's init count must be at least 1");
+    else if (pr.release_mask >> size_)
+      fail(who(c), ": release mask ", pr.release_mask, " names CTAs outside the cluster");
+    else
+      return true;
     return false;
   }
 
@@ -338,9 +347,10 @@ class Model {
 
   // Makes agent `id`'s next move; false when it has to wait instead (it is then parked).
   bool move(uint32_t id) {
-    const Op op = agents_[id].ops[agents_[id].pc];  // a copy: issue() adds agents
-    const uint32_t warp = agents_[id].warp;
-    const uint32_t cta = agents_[id].cta;
+    Agent& a = agents_[id];  // a deque: issue() adds agents without moving this one
+    const Op& op = a.ops[a.pc];
+    const uint32_t warp = a.warp;
+    const uint32_t cta = a.cta;
     Cta& c = ctas_[cta];
     ClusterExit& cluster = clusters_[c.cluster];
     switch (op.kind) {
@@ -371,7 +381,7 @@ class Model {
         break;
       case OpKind::kExit: c.exited = true; break;
     }
-    ++agents_[id].pc;
+    ++a.pc;
     return true;
   }
 
@@ -379,8 +389,8 @@ class Model {
     Barrier& b = full ? y.full[stage] : y.empty[stage];
     if (b.pending == 0) {
       // Only a phase that waits for bytes can have no arrivals left; one more is undefined.
-      fail(who(y), "'s ", barrier_name(full), " barrier of stage ", stage, " gets an arrival past its count of ", b.init,
-           " while its phase ", b.completed, " waits for ", b.tx, " bytes");
+      fail(who(y), "'s ", barrier_name(full), " barrier of stage ", stage, " gets an arrival past its count of ",
+           b.init, " while its phase ", b.completed, " waits for ", b.tx, " bytes");
       return;
     }
     --b.pending;
@@ -475,7 +485,7 @@ class Model {
       s << "'s consumer warp " << a.warp << " (round " << op.round << ") ";
       barrier(true);
     } else if (op.kind == OpKind::kDrain) {
-      s << " cannot exit: " << c.busy << " of its producer and consumer warps are not done";
+      s << " cannot exit: its producer and consumer warps are not all done (" << c.busy << " left)";
     } else {
       s << " waits at the cluster barrier, " << clusters_[c.cluster].arrived << " of " << size_ << " CTAs arrived";
     }

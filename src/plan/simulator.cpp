@@ -341,7 +341,7 @@ class Simulation {
       for (uint32_t round = 0; round < cs.arrivals[y].size(); ++round) {
         if (round >= cs.rounds[y]) {
           check_.fail("cluster ", cs.index, ": rank ", y, " gets arrivals in round ", round, " after its last round ",
-                      cs.rounds[y] - 1, " (a phase it never waits for)");
+                      cs.rounds[y] - 1, " (its peers run rounds it does not)");
           break;
         }
         if (cs.arrivals[y][round] != expected) {

@@ -19,6 +19,13 @@ std::string OwnedProblem::describe() const {
   return s.str();
 }
 
+std::vector<ShapeAndType> every_shape_and_type() {
+  std::vector<ShapeAndType> all;
+  for (const ClusterShape& cluster : kClusterShapes)
+    for (GemmType type : kGemmTypes) all.push_back({cluster, type});
+  return all;
+}
+
 TileConfig ProblemGenerator::config(const ClusterShape& cluster) {
   TileConfig c;
   // Row-index layouts keep a block inside one expert's aligned run.

@@ -12,6 +12,16 @@
 
 namespace tilecast::test {
 
+inline constexpr GemmType kGemmTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
+                                          GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
+
+// What the property tests sweep: every cluster shape tilecast builds with every gemm type.
+struct ShapeAndType {
+  ClusterShape cluster;
+  GemmType type;
+};
+std::vector<ShapeAndType> every_shape_and_type();
+
 // A problem and the host memory its group_data points into.
 struct OwnedProblem {
   GemmProblem problem;

@@ -1,12 +1,12 @@
 // The pipeline model (plan/pipeline_model.hpp): the kernel's protocol holds over random problems
 // and interleavings, and each fault planted in the release rule or the teardown is caught by the
 // check named for it, on a problem and seed whose clean run passes (so it is the fault that is
-// caught). The fault problems multicast for real: clusters of 2 and 4, 8 k-steps a tile, 16 to 32
-// tiles a cluster, far more rounds than stages.
+// caught). The fault problems multicast for real: clusters of 2 and 4 CTAs, 8 k-steps a tile,
+// 64 to 128 rounds a CTA on rings of 2 to 4 stages.
 #include <gtest/gtest.h>
 
-#include "fault_helpers.hpp"
 #include "random_problem.hpp"
+#include "test_helpers.hpp"
 #include "tilecast/plan/pipeline_model.hpp"
 
 namespace tilecast::test {
@@ -14,9 +14,6 @@ namespace {
 
 using plan::PipelineModelOptions;
 using plan::PipelineModelResult;
-
-constexpr GemmType kTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                               GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
 
 // The multicasting cluster shapes.
 constexpr ClusterShape kShared[] = {{2, 1}, {1, 2}, {4, 1}, {2, 2}};
@@ -26,6 +23,7 @@ const std::string kOverwrite = "overwrites stage";
 const std::string kExited = "exited";
 const std::string kDeadlock = "deadlock:";
 const std::string kEarlyRead = "loads landed";
+const std::string kOpenPhase = "ends inside phase";
 
 PipelineModelResult play(const GemmProblem& p, const TileConfig& c, uint32_t clusters, const PipelineModelOptions& o) {
   return plan::play_pipeline(p, {c, clusters}, o);
@@ -33,33 +31,44 @@ PipelineModelResult play(const GemmProblem& p, const TileConfig& c, uint32_t clu
 
 std::string shape(const ClusterShape& cs) { return std::to_string(cs.m) + "x" + std::to_string(cs.n); }
 
+// A random problem and launch for the model: the kernel's stage counts (2 at the least, see
+// OneStageDeadlocks), 4 or 8 consumer warps, few clusters so that each CTA runs many rounds.
+struct ModelCase {
+  TileConfig config;
+  std::unique_ptr<OwnedProblem> problem;
+  PipelineModelOptions options;
+  uint32_t clusters = 1;
+
+  ModelCase(ProblemGenerator& gen, const ClusterShape& cluster, GemmType type) : config(gen.config(cluster)) {
+    problem = gen.make(type, config.block_m, config.block_n, config.block_k);
+    options.stages = gen.uniform(2, 6);
+    options.consumer_warps = gen.coin() ? 4 : 8;
+    clusters = gen.uniform(1, 6);
+  }
+  std::string describe() const {
+    return problem->describe() + " cluster " + shape(config.cluster) + " x" + std::to_string(clusters) + " stages " +
+           std::to_string(options.stages) + " warps " + std::to_string(options.consumer_warps) + " seed " +
+           std::to_string(options.seed) + (options.exit_barrier ? "" : " no exit barrier");
+  }
+};
+
 // 6 cluster shapes x 5 gemm types x 20 problems, each under 3 interleavings: two with the kernel's
 // protocol and exit, one with the exit barrier off (the teardown alone must then keep every
 // arrival off exited CTAs).
 TEST(PipelineModel, KernelProtocolHoldsOverRandomProblems) {
   ProblemGenerator gen(20261201);
   uint64_t runs = 0, rounds = 0, multicasts = 0;
-  for (const ClusterShape& cluster : kClusterShapes) {
-    for (GemmType type : kTypes) {
-      for (int i = 0; i < 20; ++i) {
-        const TileConfig config = gen.config(cluster);
-        const auto problem = gen.make(type, config.block_m, config.block_n, config.block_k);
-        PipelineModelOptions o;
-        o.stages = gen.uniform(2, 6);  // the kernel's mainloop needs 2 (see OneStageDeadlocks)
-        o.consumer_warps = gen.coin() ? 4 : 8;
-        const uint32_t clusters = gen.uniform(1, 6);
-        for (int run = 0; run < 3; ++run) {
-          o.seed = gen.rng()();
-          o.exit_barrier = run < 2;
-          const PipelineModelResult r = play(problem->problem, config, clusters, o);
-          ASSERT_TRUE(r.ok()) << problem->describe() << " cluster " << shape(cluster) << " x" << clusters << " stages "
-                              << o.stages << " warps " << o.consumer_warps << " seed " << o.seed << " exit barrier "
-                              << o.exit_barrier << ":\n"
-                              << listing(r.violations);
-          ++runs;
-          rounds += r.stats.rounds;
-          multicasts += r.stats.multicast_loads;
-        }
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 20; ++i) {
+      ModelCase c(gen, cluster, type);
+      for (int run = 0; run < 3; ++run) {
+        c.options.seed = gen.rng()();
+        c.options.exit_barrier = run < 2;
+        const PipelineModelResult r = play(c.problem->problem, c.config, c.clusters, c.options);
+        ASSERT_TRUE(r.ok()) << c.describe() << ":\n" << listing(r.violations);
+        ++runs;
+        rounds += r.stats.rounds;
+        multicasts += r.stats.multicast_loads;
       }
     }
   }
@@ -116,7 +125,8 @@ struct NarrowRelease {
     return o;
   }
 };
-constexpr NarrowRelease kNarrowReleases[] = {{{2, 1}, true}, {{4, 1}, true}, {{1, 2}, false}, {{2, 2}, true}, {{2, 2}, false}};
+constexpr NarrowRelease kNarrowReleases[] = {
+    {{2, 1}, true}, {{4, 1}, true}, {{1, 2}, false}, {{2, 2}, true}, {{2, 2}, false}};
 
 // The counts balance (the simulator's balance check passes), but the CTAs that share the other
 // operand no longer wait for each other, and a multicast lands in a stage its peer still reads.
@@ -173,6 +183,23 @@ TEST(PipelineModelCatchesFaults, TeardownOneRoundShortArrivesAfterExit) {
     EXPECT_TRUE(caught(cluster, options(4), teardown(4, 3, false), kExited));
     EXPECT_TRUE(caught(cluster, options(2), teardown(2, 1, false), kExited));
   }
+}
+
+// A consumer warp that never releases, where nothing waits on the phases it leaves short: 4
+// rounds a CTA on a ring of 4, no teardown, the exit barrier on. Only the end check sees them.
+TEST(PipelineModelCatchesFaults, AMissingReleaserLeavesPhasesOpen) {
+  const GemmProblem small = dense(256, 256, 128);
+  PipelineModelOptions clean = teardown(4, 0, true);
+  const PipelineModelResult ok = play(small, config(2, 1), 1, clean);
+  ASSERT_TRUE(ok.ok()) << listing(ok.violations);
+  PipelineModelOptions faulty = clean;
+  faulty.protocol = [](uint32_t, RingProtocol& p) {
+    p.teardown_rounds = 0;   // as in the clean run
+    --p.releasers_per_cta;  // the fault
+  };
+  const PipelineModelResult r = play(small, config(2, 1), 1, faulty);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.violations.front().find(kOpenPhase), std::string::npos) << listing(r.violations);
 }
 
 // What holds: a whole ring of teardown waits suffices for the operand ring without the exit

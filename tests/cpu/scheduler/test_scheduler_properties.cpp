@@ -13,9 +13,6 @@ using plan::LaunchSpec;
 using plan::SimOptions;
 using plan::simulate;
 
-constexpr GemmType kTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                               GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
-
 struct Case {
   std::unique_ptr<OwnedProblem> problem;
   TileConfig config;
@@ -43,18 +40,16 @@ std::string report(const Case& c, const plan::SimResult& r) {
 TEST(SchedulerProperties, StaticOrderHoldsEveryInvariant) {
   ProblemGenerator gen(20261129);
   uint64_t problems = 0, tiles = 0, phantom = 0;
-  for (const ClusterShape& cluster : kClusterShapes) {
-    for (GemmType type : kTypes) {
-      for (int i = 0; i < 350; ++i) {
-        Case c = random_case(gen, type, cluster);
-        const uint32_t clusters = gen.uniform(1, 40);
-        const LaunchSpec launch{c.config, clusters};
-        const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
-        ASSERT_TRUE(r.ok()) << report(c, r);
-        ++problems;
-        tiles += r.stats.tiles;
-        phantom += r.stats.phantom_k_steps;
-      }
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 350; ++i) {
+      Case c = random_case(gen, type, cluster);
+      const uint32_t clusters = gen.uniform(1, 40);
+      const LaunchSpec launch{c.config, clusters};
+      const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
+      ASSERT_TRUE(r.ok()) << report(c, r);
+      ++problems;
+      tiles += r.stats.tiles;
+      phantom += r.stats.phantom_k_steps;
     }
   }
   EXPECT_GE(problems, 10000u);
@@ -69,7 +64,7 @@ TEST(SchedulerProperties, DynamicClaimsWithCompanionLaunchHoldEveryInvariant) {
   ProblemGenerator gen(7);
   const ClusterShape mains[] = {{4, 1}, {1, 4}, {2, 2}};
   for (const ClusterShape& main : mains) {
-    for (GemmType type : kTypes) {
+    for (GemmType type : kGemmTypes) {
       for (int i = 0; i < 400; ++i) {
         Case c = random_case(gen, type, main);
         c.options.mode = ClaimMode::kDynamic;
@@ -91,16 +86,14 @@ TEST(SchedulerProperties, DynamicClaimsWithCompanionLaunchHoldEveryInvariant) {
 // One launch claiming from the counter, for every cluster shape.
 TEST(SchedulerProperties, DynamicClaimsSingleLaunch) {
   ProblemGenerator gen(11);
-  for (const ClusterShape& cluster : kClusterShapes) {
-    for (GemmType type : kTypes) {
-      for (int i = 0; i < 60; ++i) {
-        Case c = random_case(gen, type, cluster);
-        c.options.mode = ClaimMode::kDynamic;
-        c.options.seed = gen.uniform(0, 1000);
-        const LaunchSpec launch{c.config, gen.uniform(1, 33)};
-        const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
-        ASSERT_TRUE(r.ok()) << report(c, r);
-      }
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 60; ++i) {
+      Case c = random_case(gen, type, cluster);
+      c.options.mode = ClaimMode::kDynamic;
+      c.options.seed = gen.uniform(0, 1000);
+      const LaunchSpec launch{c.config, gen.uniform(1, 33)};
+      const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
+      ASSERT_TRUE(r.ok()) << report(c, r);
     }
   }
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "fault_helpers.hpp"
+#include "test_helpers.hpp"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::test {

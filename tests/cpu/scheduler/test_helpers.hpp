@@ -1,4 +1,4 @@
-// What the fault tests share: small dense problems, a 128x128x64 config, and lookups in a
+// What the scheduler tests share: small dense problems, a 128x128x64 config, and lookups in a
 // list of violations.
 #pragma once
 
