@@ -4,7 +4,10 @@
 // A round is one k-step of one CTA: one use of one stage of its ring. Because every CTA of a
 // cluster walks the same units and steps, CTA rank x's round r is the same k-step for all ranks;
 // the simulator still counts rounds per CTA from that CTA's own scheduler so that a plan which
-// breaks the lockstep shows up as a violation rather than being assumed away.
+// breaks the lockstep shows up as a violation rather than being assumed away. Each round's
+// releases are counted with the ring protocol the kernel runs (pipeline/ring_protocol.cuh); in
+// what order they come, and whether that order keeps stages and exits safe, is the pipeline
+// model's part (pipeline_model.cpp).
 #include "tilecast/plan/simulator.hpp"
 
 #include <algorithm>
@@ -13,10 +16,17 @@
 #include <sstream>
 #include <tuple>
 
-#include "tilecast/device/pipeline/ring_protocol.cuh"
 #include "tilecast/plan/expected_tiles.hpp"
 
 namespace tilecast::plan {
+
+RingProtocol cta_ring_protocol(const ClusterShape& cluster, uint32_t consumer_warps, uint32_t stages, uint32_t rank,
+                               const ProtocolHook& hook) {
+  RingProtocol p = operand_ring_protocol(cluster, consumer_warps, stages);
+  if (hook) hook(rank, p);
+  return p;
+}
+
 namespace {
 
 class Checker {
@@ -57,9 +67,7 @@ struct ClusterSim {
   uint64_t time = 0;   // k-steps done (the timing model)
   uint64_t next_static_unit = 0;
   bool done = false;
-  // Per CTA: rounds done, and per round the release targets used (for the overwrite check).
-  std::vector<uint32_t> rounds;
-  std::vector<std::vector<uint16_t>> released_to;
+  std::vector<uint32_t> rounds;  // per CTA: rounds done
   // Per CTA, per round: empty-barrier arrivals received.
   std::vector<std::vector<uint32_t>> arrivals;
 };
@@ -74,6 +82,10 @@ class Simulation {
     for (const TileKey& t : expected_tiles(p_, launches_[0].config.block_m, launches_[0].config.block_n))
       expected_[t.key()] = t;
     for (uint32_t l = 0; l < launches_.size(); ++l) {
+      const ClusterShape& cluster = launches_[l].config.cluster;
+      protocols_.emplace_back();
+      for (uint32_t r = 0; r < cluster.size(); ++r)
+        protocols_[l].push_back(cta_ring_protocol(cluster, opt_.consumer_warps, opt_.stages, r, opt_.protocol));
       for (uint32_t c = 0; c < launches_[l].num_clusters; ++c) {
         ClusterSim cs;
         cs.launch = l;
@@ -81,7 +93,6 @@ class Simulation {
         const uint32_t size = launches_[l].config.cluster.size();
         for (uint32_t r = 0; r < size; ++r) cs.ctas.emplace_back(p_, launches_[l].config, r);
         cs.rounds.assign(size, 0);
-        cs.released_to.assign(size, {});
         cs.arrivals.assign(size, {});
         cs.next_static_unit = c;
         clusters_.push_back(std::move(cs));
@@ -289,8 +300,8 @@ class Simulation {
                   " issuers per k-step, not one each");
   }
 
-  // Rank r's round for k-step kk of this step: its loads (traffic, overwrite safety) and its
-  // consumers' release of the stage.
+  // Rank r's round for k-step kk of this step: its loads (traffic) and its consumers' release of
+  // the stage.
   void play_round(ClusterSim& cs, const TileConfig& cfg, const std::vector<TileWork>& work, uint32_t r, uint32_t kk) {
     const TileWork& w = work[r];
     const uint32_t round = cs.rounds[r];
@@ -305,48 +316,32 @@ class Simulation {
     } else {
       ++stats_.phantom_k_steps;
     }
-    // A producer writes into the same stage of every CTA in its masks. Stage `round % stages`
-    // was last used in round `round - stages`; each target must have released that round to
-    // the issuer, or the issuer's empty barrier would not cover it.
-    auto issue = [&](uint16_t mask, uint64_t bytes) {
-      stats_.l2_to_sm_bytes += bytes;
-      for (uint32_t y = 0; y < size; ++y) {
-        if (!((mask >> y) & 1u)) continue;
-        if (round >= opt_.stages) {
-          const uint32_t prev = round - opt_.stages;
-          if (prev >= cs.released_to[y].size() || !((cs.released_to[y][prev] >> r) & 1u))
-            check_.fail("cluster ", cs.index, ": rank ", r, " overwrites stage ", round % opt_.stages, " of rank ", y,
-                        " in round ", round, " without rank ", y, "'s release of round ", prev);
-        }
-      }
-    };
-    if (w.issue_a) issue(w.a_mask, a_bytes);
-    if (w.issue_b) issue(w.b_mask, b_bytes);
+    if (w.issue_a) stats_.l2_to_sm_bytes += a_bytes;
+    if (w.issue_b) stats_.l2_to_sm_bytes += b_bytes;
 
-    // The consumers release the stage on the CTAs the release rule names.
-    const uint16_t targets = operand_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages).release_mask;
-    cs.released_to[r].push_back(targets);
+    // The consumers release the stage on the CTAs the protocol names.
+    const RingProtocol& protocol = protocols_[cs.launch][r];
     for (uint32_t y = 0; y < size; ++y) {
-      if (!((targets >> y) & 1u)) continue;
+      if (!((protocol.release_mask >> y) & 1u)) continue;
       if (cs.arrivals[y].size() <= round) cs.arrivals[y].resize(round + 1, 0);
-      cs.arrivals[y][round] += opt_.consumer_warps;
+      cs.arrivals[y][round] += protocol.releasers_per_cta;
     }
     ++cs.rounds[r];
   }
 
   // After the last unit: every CTA's empty barrier got its init count in every round, and no
-  // arrival landed in a round its CTA never runs (it would have exited: S15).
+  // arrival landed in a round its CTA never runs.
   void finish_cluster(ClusterSim& cs) {
     const TileConfig& cfg = launches_[cs.launch].config;
     const uint32_t size = cfg.cluster.size();
-    const uint32_t expected = operand_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages).empty_arrivals;
     for (uint32_t y = 0; y < size && opt_.check; ++y) {
+      const uint32_t expected = protocols_[cs.launch][y].empty_arrivals;
       if (cs.rounds[y] != cs.rounds[0])
         check_.fail("cluster ", cs.index, ": rank ", y, " runs ", cs.rounds[y], " rounds, rank 0 runs ", cs.rounds[0]);
       for (uint32_t round = 0; round < cs.arrivals[y].size(); ++round) {
         if (round >= cs.rounds[y]) {
           check_.fail("cluster ", cs.index, ": rank ", y, " gets arrivals in round ", round, " after its last round ",
-                      cs.rounds[y] - 1, " (it has exited)");
+                      cs.rounds[y] - 1, " (its peers run rounds it does not)");
           break;
         }
         if (cs.arrivals[y][round] != expected) {
@@ -380,6 +375,7 @@ class Simulation {
   const SimOptions& opt_;
   Checker check_;
   std::vector<ClusterSim> clusters_;
+  std::vector<std::vector<RingProtocol>> protocols_;  // per launch, per cluster rank
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, TileKey> expected_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> seen_;
   SimStats stats_;

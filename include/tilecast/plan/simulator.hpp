@@ -1,8 +1,11 @@
 // A CPU simulator that plays every CTA of one or two persistent launches through the device
 // scheduler (include/tilecast/device/scheduler) and checks the invariants the kernel relies on:
 // every output tile once, multicast only between CTAs that share the operand tile, balanced
-// empty-barrier arrivals, no producer overwriting a stage a peer still reads, no arrival on an
-// exited CTA. It also counts the traffic model: L2 -> SM bytes and the makespan in k-steps.
+// empty-barrier arrivals per round under the ring protocol (pipeline/ring_protocol.cuh), the CTAs of
+// a cluster in lockstep. Whether the protocol also keeps a stage from being overwritten while a peer
+// reads it, or an arrival from reaching an exited CTA, is a question of order: the pipeline model
+// (pipeline_model.hpp) plays that. The simulator also counts the traffic model: L2 -> SM bytes and
+// the makespan in k-steps.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "tilecast/device/pipeline/ring_protocol.cuh"
 #include "tilecast/device/scheduler/tile_scheduler.cuh"
 
 namespace tilecast::plan {
+
+// Tests only: changes the ring protocol of CTA `rank` of a cluster, to plant a fault.
+using ProtocolHook = std::function<void(uint32_t rank, RingProtocol&)>;
+
+// The operand ring's protocol as CTA `rank` runs it: operand_ring_protocol, then the hook's change.
+RingProtocol cta_ring_protocol(const ClusterShape& cluster, uint32_t consumer_warps, uint32_t stages, uint32_t rank,
+                               const ProtocolHook& hook);
 
 // One persistent launch: its config and how many clusters it runs.
 struct LaunchSpec {
@@ -42,6 +53,8 @@ struct SimOptions {
   // Tests only: rewrites a cluster's plan for one step before it is checked, to plant the
   // faults a broken scheduler would make and show that the checks catch them.
   std::function<void(const ClusterShape&, std::vector<TileWork>&)> mutate;
+  // Tests only: the release targets and init counts the balance check counts with.
+  ProtocolHook protocol;
 };
 
 struct SimStats {

@@ -19,6 +19,30 @@ std::string OwnedProblem::describe() const {
   return s.str();
 }
 
+std::vector<ShapeAndType> every_shape_and_type() {
+  std::vector<ShapeAndType> all;
+  for (const ClusterShape& cluster : kClusterShapes)
+    for (GemmType type : kGemmTypes) all.push_back({cluster, type});
+  return all;
+}
+
+TileConfig ProblemGenerator::config(const ClusterShape& cluster) {
+  TileConfig c;
+  // Row-index layouts keep a block inside one expert's aligned run.
+  const uint32_t block_ms[] = {64, 128};
+  const uint32_t block_ns[] = {64, 128, 256};
+  const uint32_t block_ks[] = {32, 64};
+  const uint32_t swizzles[] = {1, 2, 3, 8};
+  c.block_m = pick(block_ms);
+  c.block_n = pick(block_ns);
+  c.block_k = pick(block_ks);
+  c.cluster = cluster;
+  c.swizzle = pick(swizzles);
+  c.multicast_a = coin(0.8);
+  c.multicast_b = coin(0.8);
+  return c;
+}
+
 uint32_t ProblemGenerator::size_near_blocks(uint32_t block, uint32_t max_blocks) {
   const uint32_t blocks = uniform(1, max_blocks);
   switch (uniform(0, 4)) {

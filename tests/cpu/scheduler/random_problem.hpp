@@ -12,6 +12,16 @@
 
 namespace tilecast::test {
 
+inline constexpr GemmType kGemmTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
+                                          GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
+
+// What the property tests sweep: every cluster shape tilecast builds with every gemm type.
+struct ShapeAndType {
+  ClusterShape cluster;
+  GemmType type;
+};
+std::vector<ShapeAndType> every_shape_and_type();
+
 // A problem and the host memory its group_data points into.
 struct OwnedProblem {
   GemmProblem problem;
@@ -30,6 +40,9 @@ class ProblemGenerator {
 
   // A problem of the given type sized for blocks of block_m x block_n x block_k.
   std::unique_ptr<OwnedProblem> make(GemmType type, uint32_t block_m, uint32_t block_n, uint32_t block_k);
+
+  // A tile config for `cluster`: block sizes, swizzle, and multicast of A and B mostly on.
+  TileConfig config(const ClusterShape& cluster);
 
   // A size that is often a multiple of `block`, often one off, sometimes tiny.
   uint32_t size_near_blocks(uint32_t block, uint32_t max_blocks);

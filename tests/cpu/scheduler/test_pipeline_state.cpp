@@ -26,15 +26,14 @@ TEST(PipelineState, ProducerStartsOnTheOppositeParity) {
   }
 }
 
-TEST(RingProtocol, OperandRingReleasesOnEveryCtaOfTheCluster) {
+TEST(RingProtocol, OperandRingReleasesOnEveryCtaAndWaitsAWholeRingAtTeardown) {
   for (const ClusterShape& cs : kClusterShapes) {
     const RingProtocol p = operand_ring_protocol(cs, 8, 5);
     EXPECT_EQ(p.release_mask, cs.all_mask());
     EXPECT_EQ(p.empty_arrivals, cs.size() * 8);
-    EXPECT_EQ(p.teardown_rounds, 5u) << "one more round of every stage (S15)";
-    const RingProtocol u = unit_ring_protocol(cs, 9, 2);
-    EXPECT_EQ(u.release_mask, 1u) << "only rank 0 refills unit slots";
-    EXPECT_EQ(u.empty_arrivals, cs.size() * 9);
+    EXPECT_EQ(p.releasers_per_cta, 8u);
+    EXPECT_EQ(p.full_arrivals, 1u);
+    EXPECT_EQ(p.teardown_rounds, 5u);
   }
 }
 

@@ -4,10 +4,12 @@
 
 #include <vector>
 
-#include "tilecast/device/scheduler/tile_scheduler.cuh"
+#include "test_helpers.hpp"
 
 namespace tilecast {
 namespace {
+
+using test::config;
 
 std::vector<TileWork> cluster_work(const GemmProblem& p, const TileConfig& c, uint32_t unit, uint32_t step = 0) {
   std::vector<TileWork> w;
@@ -17,15 +19,6 @@ std::vector<TileWork> cluster_work(const GemmProblem& p, const TileConfig& c, ui
     w.push_back(s.work(step));
   }
   return w;
-}
-
-TileConfig config(uint32_t cm, uint32_t cn) {
-  TileConfig c;
-  c.block_m = 128;
-  c.block_n = 128;
-  c.block_k = 64;
-  c.cluster = {cm, cn};
-  return c;
 }
 
 TEST(PlanCases, ClusterOf4AlongMWithThreeLiveTilesSharesBAmongThem) {

@@ -13,9 +13,6 @@ using plan::LaunchSpec;
 using plan::SimOptions;
 using plan::simulate;
 
-constexpr GemmType kTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                               GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
-
 struct Case {
   std::unique_ptr<OwnedProblem> problem;
   TileConfig config;
@@ -24,18 +21,7 @@ struct Case {
 
 Case random_case(ProblemGenerator& gen, GemmType type, const ClusterShape& cluster) {
   Case c;
-  // Row-index layouts keep a block inside one expert's aligned run.
-  const uint32_t block_ms[] = {64, 128};
-  const uint32_t block_ns[] = {64, 128, 256};
-  const uint32_t block_ks[] = {32, 64};
-  const uint32_t swizzles[] = {1, 2, 3, 8};
-  c.config.block_m = gen.pick(block_ms);
-  c.config.block_n = gen.pick(block_ns);
-  c.config.block_k = gen.pick(block_ks);
-  c.config.cluster = cluster;
-  c.config.swizzle = gen.pick(swizzles);
-  c.config.multicast_a = gen.coin(0.8);
-  c.config.multicast_b = gen.coin(0.8);
+  c.config = gen.config(cluster);
   c.options.stages = gen.uniform(1, 6);
   c.options.consumer_warps = gen.coin() ? 4 : 8;
   c.problem = gen.make(type, c.config.block_m, c.config.block_n, c.config.block_k);
@@ -54,18 +40,16 @@ std::string report(const Case& c, const plan::SimResult& r) {
 TEST(SchedulerProperties, StaticOrderHoldsEveryInvariant) {
   ProblemGenerator gen(20261129);
   uint64_t problems = 0, tiles = 0, phantom = 0;
-  for (const ClusterShape& cluster : kClusterShapes) {
-    for (GemmType type : kTypes) {
-      for (int i = 0; i < 350; ++i) {
-        Case c = random_case(gen, type, cluster);
-        const uint32_t clusters = gen.uniform(1, 40);
-        const LaunchSpec launch{c.config, clusters};
-        const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
-        ASSERT_TRUE(r.ok()) << report(c, r);
-        ++problems;
-        tiles += r.stats.tiles;
-        phantom += r.stats.phantom_k_steps;
-      }
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 350; ++i) {
+      Case c = random_case(gen, type, cluster);
+      const uint32_t clusters = gen.uniform(1, 40);
+      const LaunchSpec launch{c.config, clusters};
+      const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
+      ASSERT_TRUE(r.ok()) << report(c, r);
+      ++problems;
+      tiles += r.stats.tiles;
+      phantom += r.stats.phantom_k_steps;
     }
   }
   EXPECT_GE(problems, 10000u);
@@ -80,7 +64,7 @@ TEST(SchedulerProperties, DynamicClaimsWithCompanionLaunchHoldEveryInvariant) {
   ProblemGenerator gen(7);
   const ClusterShape mains[] = {{4, 1}, {1, 4}, {2, 2}};
   for (const ClusterShape& main : mains) {
-    for (GemmType type : kTypes) {
+    for (GemmType type : kGemmTypes) {
       for (int i = 0; i < 400; ++i) {
         Case c = random_case(gen, type, main);
         c.options.mode = ClaimMode::kDynamic;
@@ -102,16 +86,14 @@ TEST(SchedulerProperties, DynamicClaimsWithCompanionLaunchHoldEveryInvariant) {
 // One launch claiming from the counter, for every cluster shape.
 TEST(SchedulerProperties, DynamicClaimsSingleLaunch) {
   ProblemGenerator gen(11);
-  for (const ClusterShape& cluster : kClusterShapes) {
-    for (GemmType type : kTypes) {
-      for (int i = 0; i < 60; ++i) {
-        Case c = random_case(gen, type, cluster);
-        c.options.mode = ClaimMode::kDynamic;
-        c.options.seed = gen.uniform(0, 1000);
-        const LaunchSpec launch{c.config, gen.uniform(1, 33)};
-        const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
-        ASSERT_TRUE(r.ok()) << report(c, r);
-      }
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 60; ++i) {
+      Case c = random_case(gen, type, cluster);
+      c.options.mode = ClaimMode::kDynamic;
+      c.options.seed = gen.uniform(0, 1000);
+      const LaunchSpec launch{c.config, gen.uniform(1, 33)};
+      const plan::SimResult r = simulate(c.problem->problem, {&launch, 1}, c.options);
+      ASSERT_TRUE(r.ok()) << report(c, r);
     }
   }
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "random_problem.hpp"
+#include "test_helpers.hpp"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::test {
@@ -14,34 +14,8 @@ using plan::LaunchSpec;
 using plan::SimOptions;
 using plan::SimResult;
 
-bool mentions(const SimResult& r, const std::string& what) {
-  for (const std::string& v : r.violations)
-    if (v.find(what) != std::string::npos) return true;
-  return false;
-}
-
-std::string all(const SimResult& r) {
-  std::string s;
-  for (const std::string& v : r.violations) s += v + "\n";
-  return s;
-}
-
-TileConfig config(uint32_t cm, uint32_t cn) {
-  TileConfig c;
-  c.block_m = 128;
-  c.block_n = 128;
-  c.block_k = 64;
-  c.cluster = {cm, cn};
-  return c;
-}
-
-GemmProblem dense(uint32_t m, uint32_t n, uint32_t k) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
+bool mentions(const SimResult& r, const std::string& what) { return test::mentions(r.violations, what); }
+std::string all(const SimResult& r) { return listing(r.violations); }
 
 SimResult run(const GemmProblem& p, const TileConfig& c, const SimOptions& o, uint32_t clusters = 4) {
   const LaunchSpec launch{c, clusters};
@@ -111,6 +85,15 @@ TEST(SimulatorCatchesFaults, PhantomSkippingItsRoundsUnbalancesBarriers) {
   const SimResult r = run(dense(3 * 128, 128, 256), config(4, 1), o, 1);
   EXPECT_TRUE(mentions(r, "arrivals, its barrier counts")) << all(r);
   EXPECT_TRUE(mentions(r, "k-steps, rank 0 runs")) << all(r);
+}
+
+// A release rule that reaches only the releasing CTA, under the init count of the real rule:
+// every empty barrier of a 2x2 cluster gets a quarter of its arrivals.
+TEST(SimulatorCatchesFaults, ReleaseToSelfOnlyUnbalancesBarriers) {
+  SimOptions o;
+  o.protocol = [](uint32_t rank, RingProtocol& p) { p.release_mask = static_cast<uint16_t>(1u << rank); };
+  const SimResult r = run(dense(512, 512, 256), config(2, 2), o, 1);
+  EXPECT_TRUE(mentions(r, "gets 8 arrivals, its barrier counts 32")) << all(r);
 }
 
 // Two issuers for one operand (every CTA loads B and multicasts it): bytes land twice.

@@ -81,8 +81,6 @@ namespace {
 // The planner's fast path counts the same bytes and tiles as the checked, round-by-round play.
 TEST(TrafficModel, FastPathCountsWhatTheCheckedPlayCounts) {
   ProblemGenerator gen(5);
-  constexpr GemmType kTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                                 GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
   for (int i = 0; i < 600; ++i) {
     TileConfig c;
     c.block_m = 64;
@@ -90,7 +88,7 @@ TEST(TrafficModel, FastPathCountsWhatTheCheckedPlayCounts) {
     c.block_k = 64;
     c.cluster = gen.pick(kClusterShapes);
     c.swizzle = gen.uniform(1, 4);
-    const auto problem = gen.make(gen.pick(kTypes), c.block_m, c.block_n, c.block_k);
+    const auto problem = gen.make(gen.pick(kGemmTypes), c.block_m, c.block_n, c.block_k);
     const plan::LaunchSpec launch{c, gen.uniform(1, 20)};
     plan::SimOptions fast;
     fast.check = false;

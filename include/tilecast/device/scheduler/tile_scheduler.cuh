@@ -13,7 +13,7 @@
 // Every CTA of a cluster walks the same units and steps and runs the same number of k-steps in
 // each: a CTA whose tile falls outside the problem (or on padding rows, or in an empty expert)
 // still runs the k-steps as a phantom, loading and computing nothing, so that the empty barriers
-// of its peers get the same arrivals in every round (see pipeline/release.cuh). Multicast masks
+// of its peers get the same arrivals in every round (see pipeline/ring_protocol.cuh). Multicast masks
 // name only live CTAs that truly share the operand tile.
 #pragma once
 

@@ -1,0 +1,535 @@
+// The pipeline model (pipeline_model.hpp): agents, mbarriers and the ground-truth checks.
+//
+// In a static launch every agent's moves follow from its CTA's schedule alone, so each agent's
+// program is written out first, from the same TileScheduler, PipelineState and RingProtocol the
+// kernel runs; the play is then a loop that picks a random agent able to move and makes its next
+// move. An agent that has to wait leaves the pool and joins its barrier's wait list until the
+// barrier completes a phase (a move costs the same however many agents there are), so an empty
+// pool with agents left is a deadlock.
+//
+// Agents per CTA: the producer thread; one agent per consumer warp (releasers_per_cta of them,
+// each arriving once per target as the kernel's warps do, so the arrival counts are the kernel's);
+// the exit; and one agent per load in flight to one CTA, so that the lands of a multicast come in
+// any order and late. In the kernel the four warps of a warpgroup meet at each wgmma; here they
+// drift apart freely, which only adds orders: every order the kernel can take, the model can pick.
+#include "tilecast/plan/pipeline_model.hpp"
+
+#include <deque>
+#include <random>
+#include <sstream>
+#include <utility>
+
+#include "tilecast/device/pipeline/pipeline_state.cuh"
+
+namespace tilecast::plan {
+namespace {
+
+// ---- What each agent does ----
+
+struct RingPosition {
+  uint32_t stage = 0, parity = 0;
+};
+
+// The kernel's PipelineState takes the ring depth as a template argument and the model reads it
+// from a RingProtocol at run time, so the model walks the kernel's type at each depth it allows.
+constexpr uint32_t kMaxStages = 8;
+
+template <uint32_t kStages>
+std::vector<RingPosition> walk_ring(bool producer, uint32_t count) {
+  PipelineState<kStages> s = producer ? producer_start_state<kStages>() : consumer_start_state<kStages>();
+  std::vector<RingPosition> at;
+  for (uint32_t i = 0; i < count; ++i, s.advance()) at.push_back({s.stage, s.phase});
+  return at;
+}
+
+template <uint32_t... kLess>
+std::vector<RingPosition> walk_ring(uint32_t stages, bool producer, uint32_t count,
+                                    std::integer_sequence<uint32_t, kLess...>) {
+  std::vector<RingPosition> at;
+  ((stages == kLess + 1 ? void(at = walk_ring<kLess + 1>(producer, count)) : void()), ...);
+  return at;
+}
+
+// Where a role stands in each of its first `count` waits: stage and parity.
+std::vector<RingPosition> ring_positions(uint32_t stages, bool producer, uint32_t count) {
+  return walk_ring(stages, producer, count, std::make_integer_sequence<uint32_t, kMaxStages>{});
+}
+
+enum class OpKind : uint8_t {
+  kWaitEmpty,     // producer: parity wait on the stage's empty barrier (a fill, or a teardown round)
+  kFill,          // producer, valid round: arrive.expect_tx on its own full barrier
+  kArriveFull,    // producer, phantom round: a plain arrive on its own full barrier
+  kIssue,         // producer: one TMA load into the stage of every rank in `mask`
+  kWaitFull,      // consumer warp: parity wait on the stage's full barrier
+  kDoneReading,   // consumer warp: its reads of the round are over (the overwrite check's truth)
+  kRelease,       // consumer warp: the lane that arrives on rank `peer`'s empty barrier
+  kLand,          // a load reaches rank `peer`: writes the stage, completes its bytes
+  kDrain,         // exit: waits until the CTA's producer and consumer warps are done
+  kClusterArrive, // exit: the final cluster barrier (leave_cluster)
+  kClusterWait,
+  kExit,
+};
+
+struct Op {
+  OpKind kind = OpKind::kExit;
+  uint32_t stage = 0;
+  uint32_t parity = 0;  // the waits
+  uint32_t round = 0;   // the stage use the op belongs to (teardown waits count on past the last)
+  uint32_t peer = 0;    // kRelease, kLand: the target rank
+  uint16_t mask = 0;    // kIssue: the ranks written
+  uint32_t bytes = 0;   // kFill: expected; kIssue, kLand: the box
+};
+
+// Transaction bytes of one A box and one B box; TMA counts a whole box even where it reads past
+// the problem's edge (it writes zeros there).
+struct BoxBytes {
+  uint32_t a = 0, b = 0;
+};
+
+uint32_t count_rounds(const std::vector<TileWork>& steps) {
+  uint32_t rounds = 0;
+  for (const TileWork& w : steps) rounds += w.num_k_steps;
+  return rounds;
+}
+
+// The steps CTA `rank` of cluster `cluster` plays, walked by its own scheduler as the kernel's
+// roles walk it: units cluster, cluster + num_clusters, ...
+std::vector<TileWork> cta_steps(const GemmProblem& p, const LaunchSpec& launch, uint32_t cluster, uint32_t rank) {
+  TileScheduler s(p, launch.config, rank);
+  std::vector<TileWork> steps;
+  for (uint64_t unit = cluster; unit <= UINT32_MAX && s.seek(static_cast<uint32_t>(unit)); unit += launch.num_clusters)
+    for (uint32_t step = 0; step < s.steps_per_unit(); ++step) steps.push_back(s.work(step));
+  return steps;
+}
+
+// run_producer: per round an empty wait, then the fill (or a phantom's plain arrive), then the
+// teardown's waits (S15).
+std::vector<Op> producer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, BoxBytes box) {
+  const uint32_t rounds = count_rounds(steps);
+  const std::vector<RingPosition> at = ring_positions(protocol.stages, true, rounds + protocol.teardown_rounds);
+  std::vector<Op> ops;
+  uint32_t round = 0;
+  for (const TileWork& w : steps) {
+    for (uint32_t kk = 0; kk < w.num_k_steps; ++kk, ++round) {
+      const uint32_t s = at[round].stage;
+      ops.push_back({.kind = OpKind::kWaitEmpty, .stage = s, .parity = at[round].parity, .round = round});
+      if (!w.valid) {
+        ops.push_back({.kind = OpKind::kArriveFull, .stage = s, .round = round});
+        continue;
+      }
+      ops.push_back({.kind = OpKind::kFill, .stage = s, .round = round, .bytes = box.a + box.b});
+      auto load = [&](uint16_t mask, uint32_t bytes) {
+        ops.push_back({.kind = OpKind::kIssue, .stage = s, .round = round, .mask = mask, .bytes = bytes});
+      };
+      if (w.issue_a) load(w.a_mask, box.a);
+      if (w.issue_b) load(w.b_mask, box.b);
+    }
+  }
+  for (; round < at.size(); ++round)
+    ops.push_back({.kind = OpKind::kWaitEmpty, .stage = at[round].stage, .parity = at[round].parity, .round = round});
+  return ops;
+}
+
+void release(std::vector<Op>& ops, RingPosition at, uint32_t round, uint16_t targets) {
+  ops.push_back({.kind = OpKind::kDoneReading, .stage = at.stage, .round = round});
+  for (uint32_t y = 0; y < 16; ++y)
+    if ((targets >> y) & 1u) ops.push_back({.kind = OpKind::kRelease, .stage = at.stage, .round = round, .peer = y});
+}
+
+// One consumer warp, as run_tile plays it: a valid tile keeps a stage in flight and releases it
+// after the next stage's wait (its wgmma's may still read it until then), a phantom releases each
+// round as soon as it has passed it.
+std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol) {
+  const std::vector<RingPosition> at = ring_positions(protocol.stages, false, count_rounds(steps));
+  std::vector<Op> ops;
+  uint32_t round = 0;
+  for (const TileWork& w : steps) {
+    for (uint32_t kk = 0; kk < w.num_k_steps; ++kk, ++round) {
+      ops.push_back({.kind = OpKind::kWaitFull, .stage = at[round].stage, .parity = at[round].parity, .round = round});
+      if (!w.valid) release(ops, at[round], round, protocol.release_mask);
+      else if (kk > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
+    }
+    if (w.valid && w.num_k_steps > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
+  }
+  return ops;
+}
+
+std::vector<Op> exit_program(bool exit_barrier) {
+  if (!exit_barrier) return {{.kind = OpKind::kDrain}, {.kind = OpKind::kExit}};
+  return {{.kind = OpKind::kDrain}, {.kind = OpKind::kClusterArrive}, {.kind = OpKind::kClusterWait},
+          {.kind = OpKind::kExit}};
+}
+
+// ---- The state the agents share ----
+
+// An mbarrier as the hardware keeps it: the arrivals the current phase still misses, its
+// transaction count (below zero when bytes land before the expect_tx that announces them), and
+// how many phases have completed. A phase completes when both counts reach zero; the arrival
+// count then resets to the init count, so arrivals beyond a phase's count go to the next one.
+struct Barrier {
+  uint32_t init = 1;
+  uint32_t pending = 1;
+  int64_t tx = 0;
+  uint64_t completed = 0;
+  std::vector<uint32_t> waiters;  // agents parked until the next completion
+
+  // try_wait.parity(p) succeeds once the phase of parity p has completed: while the current
+  // phase has the other parity.
+  bool passed(uint32_t parity) const { return (completed & 1u) != parity; }
+  bool at_boundary() const { return pending == init && tx == 0; }
+};
+
+struct Cta {
+  uint32_t cluster = 0, rank = 0;
+  RingProtocol protocol;
+  uint32_t rounds = 0;
+  std::vector<Barrier> full, empty;           // per stage
+  std::vector<uint32_t> read_through;         // per consumer warp: rounds it has finished reading
+  std::vector<uint32_t> loads_due, loads_in;  // per round: loads aimed at this CTA, and landed
+  uint32_t busy = 0;                          // its producer and consumer warps not yet done
+  std::vector<uint32_t> drain_waiters;
+  bool exited = false;
+};
+
+struct ClusterExit {
+  uint32_t arrived = 0;
+  std::vector<uint32_t> waiters;
+};
+
+enum class Role : uint8_t { kProducer, kConsumer, kExit, kLoad };
+
+struct Agent {
+  Role role = Role::kProducer;
+  uint32_t cta = 0;   // its CTA (a load's: the issuer)
+  uint32_t warp = 0;  // a consumer's warp
+  std::vector<Op> ops;
+  size_t pc = 0;
+  bool done() const { return pc == ops.size(); }
+};
+
+const char* barrier_name(bool full) { return full ? "full" : "empty"; }
+
+class Model {
+ public:
+  Model(const GemmProblem& p, const LaunchSpec& launch, const PipelineModelOptions& o)
+      : p_(p), launch_(launch), opt_(o), size_(launch.config.cluster.size()), rng_(o.seed) {}
+
+  PipelineModelResult run() {
+    if (build()) {
+      play();
+      if (finished_ < agents_.size()) report_deadlock();
+      else check_boundaries();
+    }
+    for (const Cta& c : ctas_) result_.stats.rounds += c.rounds;
+    return std::move(result_);
+  }
+
+ private:
+  template <typename... Parts>
+  void fail(const Parts&... parts) {
+    if (full()) return;
+    std::ostringstream s;
+    (s << ... << parts);
+    result_.violations.push_back(s.str());
+  }
+  bool full() const { return result_.violations.size() >= opt_.max_violations; }
+
+  // "cluster c: rank r", how every message names a CTA.
+  std::string who(const Cta& c) const {
+    return "cluster " + std::to_string(c.cluster) + ": rank " + std::to_string(c.rank);
+  }
+  Cta& peer(const Cta& c, uint32_t rank) { return ctas_[c.cluster * size_ + rank]; }
+
+  // ---- Setting up ----
+
+  bool build() {
+    if (size_ == 0 || size_ > kMaxClusterSize) {
+      fail("cluster of ", size_, " CTAs: the model plays 1 to ", kMaxClusterSize);
+      return false;
+    }
+    const TileConfig& cfg = launch_.config;
+    const BoxBytes box{cfg.block_m * cfg.block_k * opt_.elem_bytes, cfg.block_n * cfg.block_k * opt_.elem_bytes};
+    ctas_.resize(size_t{launch_.num_clusters} * size_);
+    clusters_.resize(launch_.num_clusters);
+    for (uint32_t i = 0; i < ctas_.size(); ++i) {
+      Cta& c = ctas_[i];
+      c.cluster = i / size_;
+      c.rank = i % size_;
+      c.protocol = cta_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages, c.rank, opt_.protocol);
+      if (!playable(c)) return false;
+      const std::vector<TileWork> steps = cta_steps(p_, launch_, c.cluster, c.rank);
+      c.rounds = count_rounds(steps);
+      c.full.assign(c.protocol.stages, fresh(c.protocol.full_arrivals));
+      c.empty.assign(c.protocol.stages, fresh(c.protocol.empty_arrivals));
+      c.read_through.assign(c.protocol.releasers_per_cta, 0);
+      add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box)});
+      for (uint32_t w = 0; w < c.protocol.releasers_per_cta; ++w)
+        add_agent({.role = Role::kConsumer, .cta = i, .warp = w, .ops = consumer_program(steps, c.protocol)});
+      add_agent({.role = Role::kExit, .cta = i, .ops = exit_program(opt_.exit_barrier)});
+    }
+    for (const Agent& a : agents_)
+      if (a.role == Role::kProducer) count_loads_due(a);
+    return true;
+  }
+
+  // A protocol the model can play (and a GPU could run).
+  bool playable(const Cta& c) {
+    const RingProtocol& pr = c.protocol;
+    if (pr.stages < 1 || pr.stages > kMaxStages)
+      fail(who(c), ": ", pr.stages, " stages, the model plays 1 to ", kMaxStages);
+    else if (pr.full_arrivals == 0 || pr.empty_arrivals == 0)
+      fail(who(c), ": an mbarrier's init count must be at least 1");
+    else if (pr.release_mask >> size_)
+      fail(who(c), ": release mask ", pr.release_mask, " names CTAs outside the cluster");
+    else
+      return true;
+    return false;
+  }
+
+  static Barrier fresh(uint32_t init) {
+    Barrier b;
+    b.init = b.pending = init;
+    return b;
+  }
+
+  void add_agent(Agent a) {
+    if (a.role == Role::kProducer || a.role == Role::kConsumer) ctas_[a.cta].busy += a.done() ? 0 : 1;
+    const uint32_t id = static_cast<uint32_t>(agents_.size());
+    if (a.done()) ++finished_;
+    else ready_.push_back(id);
+    agents_.push_back(std::move(a));
+  }
+
+  // What the early-read check expects: per CTA and round, the loads its peers' plans aim at it.
+  void count_loads_due(const Agent& producer) {
+    for (const Op& op : producer.ops) {
+      if (op.kind != OpKind::kIssue) continue;
+      for (uint32_t y = 0; y < size_; ++y) {
+        if (!((op.mask >> y) & 1u)) continue;
+        std::vector<uint32_t>& due = peer(ctas_[producer.cta], y).loads_due;
+        if (due.size() <= op.round) due.resize(op.round + 1, 0);
+        ++due[op.round];
+      }
+    }
+  }
+
+  // ---- Playing ----
+
+  void play() {
+    while (!ready_.empty() && !full()) {
+      const size_t i = std::uniform_int_distribution<size_t>(0, ready_.size() - 1)(rng_);
+      const uint32_t id = ready_[i];
+      const bool moved = move(id);
+      if (moved) ++result_.stats.moves;
+      if (moved && !agents_[id].done()) continue;
+      ready_[i] = ready_.back();  // parked on a wait list, or done
+      ready_.pop_back();
+      if (moved) retire(agents_[id]);
+    }
+  }
+
+  void wake(std::vector<uint32_t>& waiters) {
+    ready_.insert(ready_.end(), waiters.begin(), waiters.end());
+    waiters.clear();
+  }
+
+  // Parks agent `id` on the list unless the condition holds.
+  static bool pass_or_park(bool passes, std::vector<uint32_t>& waiters, uint32_t id) {
+    if (!passes) waiters.push_back(id);
+    return passes;
+  }
+
+  void retire(const Agent& a) {
+    ++finished_;
+    Cta& c = ctas_[a.cta];
+    if ((a.role == Role::kProducer || a.role == Role::kConsumer) && --c.busy == 0) wake(c.drain_waiters);
+  }
+
+  // Makes agent `id`'s next move; false when it has to wait instead (it is then parked).
+  bool move(uint32_t id) {
+    Agent& a = agents_[id];  // a deque: issue() adds agents without moving this one
+    const Op& op = a.ops[a.pc];
+    const uint32_t warp = a.warp;
+    const uint32_t cta = a.cta;
+    Cta& c = ctas_[cta];
+    ClusterExit& cluster = clusters_[c.cluster];
+    switch (op.kind) {
+      case OpKind::kWaitEmpty:
+        if (!pass_or_park(c.empty[op.stage].passed(op.parity), c.empty[op.stage].waiters, id)) return false;
+        break;
+      case OpKind::kWaitFull:
+        if (!pass_or_park(c.full[op.stage].passed(op.parity), c.full[op.stage].waiters, id)) return false;
+        check_early_read(c, warp, op);
+        break;
+      case OpKind::kFill:
+        c.full[op.stage].tx += op.bytes;
+        arrive(c, true, op.stage);
+        break;
+      case OpKind::kArriveFull: arrive(c, true, op.stage); break;
+      case OpKind::kIssue: issue(cta, op); break;
+      case OpKind::kDoneReading: c.read_through[warp] = op.round + 1; break;
+      case OpKind::kRelease: release_on(c, warp, op); break;
+      case OpKind::kLand: land(c, op); break;
+      case OpKind::kDrain:
+        if (!pass_or_park(c.busy == 0, c.drain_waiters, id)) return false;
+        break;
+      case OpKind::kClusterArrive:
+        if (++cluster.arrived == size_) wake(cluster.waiters);
+        break;
+      case OpKind::kClusterWait:
+        if (!pass_or_park(cluster.arrived == size_, cluster.waiters, id)) return false;
+        break;
+      case OpKind::kExit: c.exited = true; break;
+    }
+    ++a.pc;
+    return true;
+  }
+
+  void arrive(Cta& y, bool full, uint32_t stage) {
+    Barrier& b = full ? y.full[stage] : y.empty[stage];
+    if (b.pending == 0) {
+      // Only a phase that waits for bytes can have no arrivals left; one more is undefined.
+      fail(who(y), "'s ", barrier_name(full), " barrier of stage ", stage, " gets an arrival past its count of ",
+           b.init, " while its phase ", b.completed, " waits for ", b.tx, " bytes");
+      return;
+    }
+    --b.pending;
+    settle(b);
+  }
+
+  void settle(Barrier& b) {
+    if (b.pending != 0 || b.tx != 0) return;
+    ++b.completed;
+    b.pending = b.init;
+    wake(b.waiters);
+  }
+
+  // A load from CTA `cta` into the ranks of op.mask: the write may start at once, so the target's
+  // consumers must be done with the stage's previous round now; the bytes land later, each
+  // target on its own.
+  void issue(uint32_t cta, const Op& op) {
+    if (popcount16(op.mask) > 1) ++result_.stats.multicast_loads;
+    for (uint32_t y = 0; y < size_; ++y) {
+      if (!((op.mask >> y) & 1u)) continue;
+      check_overwrite(ctas_[cta], peer(ctas_[cta], y), op);
+      Op land = op;
+      land.kind = OpKind::kLand;
+      land.peer = y;
+      add_agent({.role = Role::kLoad, .cta = cta, .ops = {land}});
+    }
+  }
+
+  void land(const Cta& issuer, const Op& op) {
+    Cta& y = peer(issuer, op.peer);
+    if (y.exited) {
+      fail(who(issuer), "'s load for round ", op.round, " lands in stage ", op.stage, " of rank ", y.rank,
+           " after rank ", y.rank, " exited");
+      return;
+    }
+    if (y.loads_in.size() <= op.round) y.loads_in.resize(op.round + 1, 0);
+    ++y.loads_in[op.round];
+    y.full[op.stage].tx -= op.bytes;
+    settle(y.full[op.stage]);
+  }
+
+  void release_on(const Cta& c, uint32_t warp, const Op& op) {
+    Cta& y = peer(c, op.peer);
+    if (y.exited) {
+      fail(who(c), "'s consumer warp ", warp, " releases stage ", op.stage, " of round ", op.round, " on rank ", y.rank,
+           " after rank ", y.rank, " exited");
+      return;
+    }
+    arrive(y, false, op.stage);
+  }
+
+  // Ground truth for S11: stage op.stage of y was last used in round - stages; every consumer
+  // warp of y must have finished reading it.
+  void check_overwrite(const Cta& issuer, const Cta& y, const Op& op) {
+    const uint32_t stages = y.protocol.stages;
+    if (op.round < stages) return;
+    const uint32_t prev = op.round - stages;
+    for (uint32_t w = 0; w < y.read_through.size(); ++w) {
+      if (y.read_through[w] > prev) continue;
+      fail(who(issuer), " overwrites stage ", op.stage, " of rank ", y.rank, " for round ", op.round, " while rank ",
+           y.rank, "'s consumer warp ", w, " has not finished reading round ", prev);
+      return;
+    }
+  }
+
+  void check_early_read(const Cta& c, uint32_t warp, const Op& op) {
+    const uint32_t due = op.round < c.loads_due.size() ? c.loads_due[op.round] : 0;
+    const uint32_t in = op.round < c.loads_in.size() ? c.loads_in[op.round] : 0;
+    if (in < due)
+      fail(who(c), "'s consumer warp ", warp, " passes stage ", op.stage, "'s full barrier for round ", op.round,
+           " with ", in, " of its ", due, " loads landed");
+  }
+
+  // ---- After the play ----
+
+  std::string describe_wait(const Agent& a) const {
+    const Cta& c = ctas_[a.cta];
+    const Op& op = a.ops[a.pc];
+    std::ostringstream s;
+    s << "deadlock: " << who(c);
+    auto barrier = [&](bool full) {
+      const Barrier& b = full ? c.full[op.stage] : c.empty[op.stage];
+      s << "waits on stage " << op.stage << "'s " << barrier_name(full) << " barrier for parity " << op.parity
+        << ", which has completed " << b.completed << " phases and misses " << b.pending << " of its " << b.init
+        << " arrivals";
+      if (b.tx) s << " and " << b.tx << " bytes";
+    };
+    if (op.kind == OpKind::kWaitEmpty) {
+      s << "'s producer (" << (op.round < c.rounds ? "round " : "teardown, round ") << op.round << ") ";
+      barrier(false);
+    } else if (op.kind == OpKind::kWaitFull) {
+      s << "'s consumer warp " << a.warp << " (round " << op.round << ") ";
+      barrier(true);
+    } else if (op.kind == OpKind::kDrain) {
+      s << " cannot exit: its producer and consumer warps are not all done (" << c.busy << " left)";
+    } else {
+      s << " waits at the cluster barrier, " << clusters_[c.cluster].arrived << " of " << size_ << " CTAs arrived";
+    }
+    return s.str();
+  }
+
+  void report_deadlock() {
+    for (const Agent& a : agents_)
+      if (!a.done() && !full()) result_.violations.push_back(describe_wait(a));
+  }
+
+  // Every phase a CTA began must have completed: arrivals left over mean the counts do not
+  // match the protocol's init counts.
+  void check_boundaries() {
+    for (const Cta& c : ctas_) {
+      for (uint32_t s = 0; s < c.protocol.stages; ++s) {
+        for (const bool full : {true, false}) {
+          const Barrier& b = full ? c.full[s] : c.empty[s];
+          if (!b.at_boundary())
+            fail(who(c), "'s ", barrier_name(full), " barrier of stage ", s, " ends inside phase ", b.completed, ": ",
+                 b.init - b.pending, " of its ", b.init, " arrivals, ", b.tx, " bytes outstanding");
+        }
+      }
+    }
+  }
+
+  const GemmProblem& p_;
+  const LaunchSpec& launch_;
+  const PipelineModelOptions& opt_;
+  const uint32_t size_;
+  std::mt19937_64 rng_;
+  std::vector<Cta> ctas_;  // cluster-major: CTA (c, r) at c * size_ + r
+  std::vector<ClusterExit> clusters_;
+  std::deque<Agent> agents_;
+  std::vector<uint32_t> ready_;  // agents that can make a move
+  size_t finished_ = 0;
+  PipelineModelResult result_;
+};
+
+}  // namespace
+
+PipelineModelResult play_pipeline(const GemmProblem& problem, const LaunchSpec& launch,
+                                  const PipelineModelOptions& options) {
+  return Model(problem, launch, options).run();
+}
+
+}  // namespace tilecast::plan

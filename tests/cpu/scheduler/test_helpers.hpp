@@ -1,0 +1,42 @@
+// What the scheduler tests share: small dense problems, a 128x128x64 config, and lookups in a
+// list of violations.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
+
+namespace tilecast::test {
+
+inline GemmProblem dense(uint32_t m, uint32_t n, uint32_t k) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+inline TileConfig config(uint32_t cluster_m, uint32_t cluster_n) {
+  TileConfig c;
+  c.block_m = 128;
+  c.block_n = 128;
+  c.block_k = 64;
+  c.cluster = {cluster_m, cluster_n};
+  return c;
+}
+
+inline bool mentions(const std::vector<std::string>& violations, const std::string& what) {
+  for (const std::string& v : violations)
+    if (v.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// The violations one a line, for a failed expectation's message.
+inline std::string listing(const std::vector<std::string>& violations) {
+  std::string s;
+  for (const std::string& v : violations) s += v + "\n";
+  return s;
+}
+
+}  // namespace tilecast::test
