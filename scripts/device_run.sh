@@ -3,12 +3,13 @@
 #   mkdir -p .deps && cp -r /usr/src/googletest .deps/     (once, here)
 #   run: scripts/device_run.sh          carry: [".deps"]
 # It configures and builds there, fills the JIT cache (carry `.jit-cache` filled here with
-# `tilecast-warm-gemm-tests` and `tilecast-bench --warm-jit` to skip most NVRTC time there),
+# `tilecast-warm-gemm-tests` and `tilecast-warm` to skip most NVRTC time there),
 # runs the cpu and gpu tests and the benchmark, and writes logs and a summary under $OUT (at most
 # 8 files come back). Knobs, all optional:
 #   TC_CTEST_REGEX   only the tests matching this regex        TC_SKIP_TESTS=1  no tests
 #   TC_CTEST_EXCLUDE not the tests matching this regex         TC_CTEST_LABELS  default "cpu gpu"
 #   TC_BENCH_ARGS    arguments for tilecast-bench               TC_SKIP_BENCH=1  no benchmark
+#   TC_WARM_ARGS     arguments for tilecast-warm (the bench's kernels; default: its default suite)
 #   TC_EXTRA         a command run last, output in extra.log (sanitizers, ncu, ...)
 #   TC_BUILD_TARGETS build only these targets (space-separated); default: everything
 set -uo pipefail
@@ -40,7 +41,7 @@ fi
 
 t0=$(date +%s)
 { build/tests/gpu/gemm/tilecast-warm-gemm-tests "$(nproc)" | tail -3
-  build/tools/bench/tilecast-bench --warm-jit "$(nproc)" ${TC_BENCH_ARGS:-} | tail -1; } >"$OUT/warm.log" 2>&1
+  build/tools/warm/tilecast-warm --threads "$(nproc)" ${TC_WARM_ARGS:-} 2>/dev/null | tail -1; } >"$OUT/warm.log" 2>&1
 note "jit warm-up: $(( $(date +%s) - t0 )) s; $(grep -h 'kernels' "$OUT/warm.log" | tr '\n' ' ')"
 
 if [ "${TC_SKIP_TESTS:-0}" != 1 ]; then

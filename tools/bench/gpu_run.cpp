@@ -20,6 +20,9 @@
 namespace tilecast::bench {
 namespace {
 
+// The host suite: rounds of back-to-back calls, each round after the stream drained.
+constexpr int kHostRounds = 30, kHostCalls = 100;
+
 // After an exception: a launch error is cleared here and the run goes on; an error that a
 // device-wide synchronize still reports (a kernel fault) has ruined the context: stop.
 bool context_lost(std::string& why) {
@@ -120,7 +123,9 @@ struct Runner {
     // cuBLAS and every config timed in turn within one loop (same clocks for all).
     if (fatal.empty() && !timed.empty()) {
       try {
-        const std::vector<TimingStats> t = time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe);
+        // The host suite times the enqueue of a call instead of the GPU's work (suites.hpp).
+        const std::vector<TimingStats> t = p.host_time ? time_host_enqueue(timed, stream, kHostRounds, kHostCalls)
+                                                       : time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe);
         for (size_t j = 0; j < num_baselines; ++j) {
           const BaselineVariant& v = cublas->variants()[j];
           if (!base.cublas.ran || t[j].median_us < base.cublas.t.median_us) {

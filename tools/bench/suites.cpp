@@ -1,5 +1,6 @@
 #include "suites.hpp"
 
+#include <array>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -102,7 +103,7 @@ std::string BenchProblem::label() const {
 }
 
 std::vector<std::string> suite_names() {
-  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd"};
+  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd", "host"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -143,15 +144,22 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
                                  {4097, 4097, 4097}, {129, 24577, 1536}, {8191, 8193, 520},
                                  {2, 7168, 2048},    {255, 576, 7168},  {1000, 1000, 1000}};
     for (const auto& s : shapes) out.push_back(dense(name, s[0], s[1], s[2]));
+  } else if (name == "host") {
+    // Small and large problems alike: a cached call's host time should not depend on its size.
+    for (const auto& s : {std::array<int64_t, 3>{256, 256, 256}, {128, 4096, 7168}, {4096, 4096, 4096}}) {
+      BenchProblem p = dense(name, s[0], s[1], s[2]);
+      p.host_time = true;
+      out.push_back(p);
+    }
   } else if (name == "default") {
-    for (const char* s : {"dense", "m4096", "m128", "odd"})
+    for (const char* s : {"dense", "m4096", "m128", "odd", "host"})
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else if (name == "all") {
     for (const std::string& s : suite_names())
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, "
-                                "square, odd, default, all)");
+                                "square, odd, host, default, all)");
   }
   return out;
 }

@@ -28,6 +28,9 @@ struct BenchProblem {
   std::vector<int64_t> group_rows;   // kMGrouped, kMasked: rows of each expert
   DType out = DType::kBF16;
   bool with_c = false;
+  // The host suite: its rows time the enqueue of one call (host microseconds per call, cached
+  // plan and kernel, no GPU time), tilecast::gemm against cublasLtMatmul on the same buffers.
+  bool host_time = false;
 
   int64_t rows_total() const;  // rows of A and D as stored (all groups)
   int64_t valid_rows() const;  // rows that are computed (all groups)
@@ -37,8 +40,8 @@ struct BenchProblem {
   std::string label() const;   // "4096x7168x2112" style, with groups where there are some
 };
 
-// Suites by name: dense, m4096, m128, mgrouped, masked, square, odd; "default" is
-// dense,m4096,m128,odd and "all" is every suite. Throws std::invalid_argument for unknown names.
+// Suites by name: dense, m4096, m128, mgrouped, masked, square, odd, host; "default" is
+// dense,m4096,m128,odd,host and "all" is every suite. Throws std::invalid_argument for unknown names.
 std::vector<BenchProblem> make_suite(const std::string& name);
 std::vector<std::string> suite_names();
 // "m,n,k" or "m,n,k,batch". Throws std::invalid_argument.

@@ -107,6 +107,37 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   return out;
 }
 
+std::vector<TimingStats> time_host_enqueue(const std::vector<Enqueue>& fns, cudaStream_t stream, int rounds,
+                                           int calls) {
+  std::vector<std::vector<double>> per_call(fns.size());
+  for (const Enqueue& fn : fns) fn(stream);  // every plan, kernel and descriptor cached
+  for (int r = 0; r < rounds; ++r)
+    for (size_t j = 0; j < fns.size(); ++j) {
+      TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int c = 0; c < calls; ++c) fns[j](stream);
+      const auto t1 = std::chrono::steady_clock::now();
+      per_call[j].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+    }
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  TC_CUDA_CHECK(cudaGetLastError());
+  std::vector<TimingStats> out(fns.size());
+  for (size_t j = 0; j < fns.size(); ++j) {
+    std::vector<double>& us = per_call[j];
+    std::sort(us.begin(), us.end());
+    TimingStats& st = out[j];
+    st.iters = rounds;
+    st.min_us = us.front();
+    st.median_us = percentile(us, 0.5);
+    st.p10_us = percentile(us, 0.1);
+    st.p90_us = percentile(us, 0.9);
+    double sum = 0;
+    for (double x : us) sum += x;
+    st.mean_us = sum / static_cast<double>(us.size());
+  }
+  return out;
+}
+
 TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
                         int iters, const ClockProbe* probe) {
   return time_interleaved({fn}, stream, flusher, warmup, iters, probe).front();

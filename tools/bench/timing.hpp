@@ -50,4 +50,11 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe);
 
+// Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
+// rounds, the functions in turn, each round `calls` back-to-back calls of one function after the
+// stream drained; the per-call time of a round is its wall time / calls, and the median of the
+// rounds is reported (in TimingStats::median_us etc., here host microseconds).
+std::vector<TimingStats> time_host_enqueue(const std::vector<Enqueue>& fns, cudaStream_t stream, int rounds,
+                                           int calls);
+
 }  // namespace tilecast::bench

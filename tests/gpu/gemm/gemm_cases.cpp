@@ -100,4 +100,22 @@ std::vector<GemmCase> small_cases() {
   return out;
 }
 
+std::vector<GemmCase> graph_cases() {
+  std::vector<GemmCase> out;
+  GemmCase planner{"graph_planner", 1000, 1320, 256};
+  GemmCase pair = with_tiles({"graph", 1000, 1320, 256}, {2, 1});
+  GemmCase four = with_tiles({"graph", 1000, 1320, 256}, {2, 2});
+  four.config.companion = 1;
+  for (GemmCase c : {planner, pair, four})
+    for (bool with_c : {false, true}) {
+      c.with_c = with_c;
+      out.push_back(c);
+    }
+  return out;
+}
+
+GemmCase graph_other_buffers_case() { return {"graph_other_buffers", 512, 768, 192, 1, DType::kFP32}; }
+
+GemmCase graph_unprepared_case() { return {"graph_unprepared", 333, 777, 136}; }
+
 }  // namespace tilecast::test

@@ -17,5 +17,11 @@ std::vector<GemmCase> heuristic_cases();
 std::vector<GemmCase> companion_cases();
 // One small problem per cluster shape (the compute-sanitizer run), and the companion.
 std::vector<GemmCase> small_cases();
+// The CUDA-graph tests' problems (test_gemm_graphs.cpp): the planner's choice, a multicast pair
+// and a cluster of 4 with its companion, with and without C; then the shape captured with other
+// buffers than it was prepared with, and the one captured unprepared.
+std::vector<GemmCase> graph_cases();
+GemmCase graph_other_buffers_case();
+GemmCase graph_unprepared_case();
 
 }  // namespace tilecast::test
