@@ -1,7 +1,8 @@
 // The GEMM API: D = A * B^T (+ C) on device pointers, stream-ordered, CUDA-graph capturable.
 //
 // NT layout: A is [m, k] and B is [n, k], both row-major with K contiguous (BF16); D and the
-// optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). A batch (MatrixView::batch > 1)
+// optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). The epilogue computes
+// D = alpha * A * B^T + beta * C + bias in FP32, in cuBLAS's meaning of alpha and beta. A batch (MatrixView::batch > 1)
 // runs batch independent products of equal sizes. Bad input throws tilecast::Error before anything
 // is launched.
 //
@@ -39,12 +40,26 @@ struct GemmConfig {
   bool operator==(const GemmConfig&) const = default;
 };
 
+// What the epilogue reads and applies.
+struct GemmEpilogue {
+  const MatrixView* c = nullptr;  // C: D's dtype and shape, any strides; may be D itself (in place)
+  float alpha = 1.0f;             // scales A * B^T
+  float beta = 1.0f;              // scales C; 0 never reads C (it may then hold NaN). Without C it stays 1
+  VectorView bias;                // bias[n], bf16 or fp32, added to every row (and batch); none when data is null
+};
+
+void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+          const GemmEpilogue& epilogue, const GemmConfig& config = {});
+
+// D = A * B^T (+ C): the epilogue with alpha = beta = 1 and no bias.
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
           const MatrixView* c = nullptr, const GemmConfig& config = {});
 
 // Checks the arguments, plans, compiles and loads everything gemm() with these arguments needs on
 // the current device, and makes the device's state, launching nothing. After it, the same call
 // may be captured into a CUDA graph.
+void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const GemmEpilogue& epilogue,
+             const GemmConfig& config = {});
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c = nullptr,
              const GemmConfig& config = {});
 

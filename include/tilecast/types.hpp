@@ -35,4 +35,12 @@ struct MatrixView {
   bool operator==(const MatrixView&) const = default;
 };
 
+// A vector in device memory: `length` contiguous elements of `dtype`.
+struct VectorView {
+  void* data = nullptr;
+  DType dtype = DType::kFP32;
+  int64_t length = 0;
+  bool operator==(const VectorView&) const = default;
+};
+
 }  // namespace tilecast

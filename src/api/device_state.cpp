@@ -1,6 +1,7 @@
 #include "api/device_state.hpp"
 
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -112,8 +113,10 @@ std::optional<std::string> take_wait_timeout_report() {
   api::DeviceState& s = api::DeviceState::current();
   volatile WaitTimeoutRecord* r = s.wait_record_host();
   if (r->magic != kWaitTimeoutMagic) return std::nullopt;
-  static const char* names[] = {"?", "full", "empty", "empty (teardown)", "unit full", "unit empty"};
-  const uint32_t b = r->barrier < 6 ? r->barrier : 0;
+  static const char* names[] = {"?",         "full",    "empty",     "empty (teardown)", "unit full",
+                                "unit empty", "C full", "C empty", "bias full",        "bias empty",
+                                "tile full",  "tile empty"};
+  const uint32_t b = r->barrier < std::size(names) ? r->barrier : 0;
   std::string text = "GEMM barrier wait timed out after " + std::to_string(r->timeout_ms) + " ms: " + names[b] +
                      " barrier " + std::to_string(r->index) + " (parity " + std::to_string(r->parity) + "), block " +
                      std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ", cluster rank " +

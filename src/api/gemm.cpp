@@ -35,31 +35,45 @@ TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle
   return d;
 }
 
-// Everything a launch needs, made once per distinct call.
+// The bias vector as a one-row tensor whose box is one tile's columns.
+TmaDescriptor bias_descriptor(const VectorView& bias, const TmaBox& box) {
+  const uint64_t n = static_cast<uint64_t>(bias.length), elem = dtype_size(bias.dtype);
+  const uint64_t row_stride = (n * elem + 15) / 16 * 16 / elem;  // one row: any 16-byte multiple will do
+  const jit::TmaTensor t = jit::tma_2d(bias.data, bias.dtype, 1, n, row_stride, box.rows, box.cols, jit::TmaSwizzle::kNone);
+  const CUtensorMap map = jit::make_tensor_map(t);
+  TmaDescriptor desc;
+  std::memcpy(&desc, &map, sizeof desc);
+  return desc;
+}
+
+// Everything a launch needs, made once per distinct call. Descriptors a kernel does not read (C
+// without C, narrow ones without a narrow slab, bias without one) repeat D's.
 struct PreparedCall {
   std::shared_ptr<const api::PreparedGemm> gemm;
-  TmaDescriptor a, b, d, d_narrow;
+  TmaDescriptor a, b, d, d_narrow, c, c_narrow, bias;
   GemmParams params;
 };
 
 PreparedCall make_call(std::shared_ptr<const api::PreparedGemm> gemm, const MatrixView& a, const MatrixView& b,
-                       const MatrixView& d, const MatrixView* c) {
+                       const MatrixView& d, const GemmEpilogue& epilogue) {
   PreparedCall call;
   const GemmGeometry& g = gemm->geometry;
+  const plan::GemmDesc& desc = gemm->plan.desc;
   call.a = descriptor(a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(b, g.b_box, jit::TmaSwizzle::k128B);
   call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
   call.d_narrow = g.narrow_slab_cols ? descriptor(d, g.d_narrow_box, jit::TmaSwizzle::kNone) : call.d;
+  call.c = desc.has_c ? descriptor(*epilogue.c, g.c_box, jit::TmaSwizzle::k128B) : call.d;
+  call.c_narrow = desc.has_c && g.narrow_slab_cols ? descriptor(*epilogue.c, g.c_narrow_box, jit::TmaSwizzle::kNone)
+                                                   : call.d;
+  call.bias = desc.has_bias ? bias_descriptor(epilogue.bias, g.bias_box) : call.d;
 
   GemmParams& p = call.params;
-  p.problem = gemm->plan.desc.problem;
+  p.problem = desc.problem;
   p.schedule = gemm->plan.schedule;
   p.num_clusters = gemm->plan.main.clusters;
-  if (c) {
-    p.c_ptr = c->data;
-    p.ldc = static_cast<uint64_t>(c->ld());
-    p.c_batch = static_cast<uint64_t>(c->batch_step());
-  }
+  p.alpha = epilogue.alpha;
+  p.beta = epilogue.beta;
   p.d_ptr = d.data;
   p.ldd = static_cast<uint64_t>(d.ld());
   p.d_batch = static_cast<uint64_t>(d.batch_step());
@@ -78,8 +92,8 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   const api::PreparedGemm& g = *call.gemm;
   const plan::GemmPlan& plan = g.plan;
   if (!plan.companion) {
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow,
-                       call.params);
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+                       call.c_narrow, call.bias, call.params);
     return;
   }
   // Both launches claim units from one counter pair, kept per stream.
@@ -93,9 +107,10 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   std::lock_guard lock(dev.launch_mutex());
   check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
   check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
-  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, main);
-  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.b,
-                     call.d, call.d_narrow, side);
+  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+                     call.c_narrow, call.bias, main);
+  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.b, call.d,
+                     call.d_narrow, call.c, call.c_narrow, call.bias, side);
   check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
   check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
 }
@@ -104,6 +119,8 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
 struct CallKey {
   MatrixView a, b, d, c;
   bool has_c = false;
+  float alpha = 1.0f, beta = 1.0f;
+  VectorView bias;
   GemmConfig config;
   int device = 0;
   bool operator==(const CallKey&) const = default;
@@ -148,9 +165,9 @@ CallCache& thread_calls() {
   return cache;
 }
 
-CallKey call_key(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+CallKey call_key(const MatrixView& a, const MatrixView& b, const MatrixView& d, const GemmEpilogue& e,
                  const GemmConfig& config) {
-  CallKey key{a, b, d, c ? *c : MatrixView{}, c != nullptr, config, 0};
+  CallKey key{a, b, d, e.c ? *e.c : MatrixView{}, e.c != nullptr, e.alpha, e.beta, e.bias, config, 0};
   check(cudaGetDevice(&key.device), "cudaGetDevice");
   return key;
 }
@@ -167,25 +184,41 @@ bool capturing(cudaStream_t stream) {
 }
 
 const PreparedCall& prepared_call(const CallKey& key, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                                  const MatrixView* c, bool under_capture) {
+                                  const GemmEpilogue& epilogue, bool under_capture) {
   CallCache& calls = thread_calls();
   if (const PreparedCall* hit = calls.find(key)) return *hit;
-  const plan::GemmDesc desc = api::validate_gemm(a, b, d, c, api::query_pointer);
-  return calls.insert(key, make_call(api::prepared_gemm(desc, key.config, under_capture), a, b, d, c));
+  const plan::GemmDesc desc = api::validate_gemm(a, b, d, epilogue, api::query_pointer);
+  return calls.insert(key, make_call(api::prepared_gemm(desc, key.config, under_capture), a, b, d, epilogue));
+}
+
+GemmEpilogue with_c(const MatrixView* c) {
+  GemmEpilogue e;
+  e.c = c;
+  return e;
 }
 
 }  // namespace
 
+void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+          const GemmEpilogue& epilogue, const GemmConfig& config) {
+  const CallKey key = call_key(a, b, d, epilogue, config);
+  if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
+  launch(prepared_call(key, a, b, d, epilogue, capturing(stream)), stream);
+}
+
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream, const MatrixView* c,
           const GemmConfig& config) {
-  const CallKey key = call_key(a, b, d, c, config);
-  if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
-  launch(prepared_call(key, a, b, d, c, capturing(stream)), stream);
+  gemm(a, b, d, stream, with_c(c), config);
+}
+
+void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const GemmEpilogue& epilogue,
+             const GemmConfig& config) {
+  prepared_call(call_key(a, b, d, epilogue, config), a, b, d, epilogue, false);
 }
 
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
              const GemmConfig& config) {
-  prepared_call(call_key(a, b, d, c, config), a, b, d, c, false);
+  prepare(a, b, d, with_c(c), config);
 }
 
 }  // namespace tilecast

@@ -22,6 +22,8 @@ struct PlanKey {
   int device;
   DType out;
   uint32_t has_c;
+  uint32_t has_bias;
+  DType bias_type;
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");
@@ -76,7 +78,7 @@ std::shared_ptr<const PreparedGemm> prepared_gemm(const plan::GemmDesc& desc, co
                                                   bool capturing) {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) throw Error("cudaGetDevice failed");
-  PlanKey key{desc.problem, config, device, desc.out, desc.has_c ? 1u : 0u};
+  PlanKey key{desc.problem, config, device, desc.out, desc.has_c ? 1u : 0u, desc.has_bias ? 1u : 0u, desc.bias_type};
   key.problem.group_data = nullptr;
   {
     std::lock_guard lock(cache_mutex());

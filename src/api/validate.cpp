@@ -55,8 +55,9 @@ bool overlap(const MatrixView& x, const MatrixView& y) {
 
 }  // namespace
 
-plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
-                              PointerQuery where_is) {
+plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                              const GemmEpilogue& epilogue, PointerQuery where_is) {
+  const MatrixView* c = epilogue.c;
   check_view("A", a, where_is);
   check_view("B", b, where_is);
   check_view("D", d, where_is);
@@ -83,8 +84,28 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
     // written); any other overlap of C and D is not.
     const bool same = c->data == d.data && c->ld() == d.ld() && c->batch_step() == d.batch_step();
     if (!same && overlap(*c, d)) throw Error("C overlaps D without being D itself");
+  } else if (epilogue.beta != 1.0f) {
+    throw Error("beta is " + std::to_string(epilogue.beta) + " but there is no C: beta scales C (give C, or leave beta at 1)");
   }
-  return plan::dense_desc(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr);
+  const VectorView& bias = epilogue.bias;
+  if (bias.data) {
+    if (bias.dtype != DType::kBF16 && bias.dtype != DType::kFP32)
+      throw Error("bias must be bf16 or fp32, not dtype " + std::to_string(static_cast<unsigned>(bias.dtype)));
+    if (bias.length != d.cols)
+      throw Error("bias has " + std::to_string(bias.length) + " elements but D has " + std::to_string(d.cols) +
+                  " columns: one per column");
+    if (reinterpret_cast<uintptr_t>(bias.data) % 16 != 0) throw Error("bias: base address is not 16-byte aligned (TMA)");
+    if (!where_is(bias.data).device_memory) throw Error("bias is not in device memory of the current device");
+    const uintptr_t b0 = reinterpret_cast<uintptr_t>(bias.data), b1 = b0 + bias.length * dtype_size(bias.dtype);
+    const auto [d0, d1] = span(d);
+    if (b0 < d1 && d0 < b1) throw Error("bias overlaps D in memory");
+  } else if (bias.length != 0) {
+    throw Error("bias has " + std::to_string(bias.length) + " elements but no data pointer");
+  }
+  plan::GemmDesc desc = plan::dense_desc(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr && epilogue.beta != 0.0f);
+  desc.has_bias = bias.data != nullptr;
+  desc.bias_type = desc.has_bias ? bias.dtype : DType::kFP32;
+  return desc;
 }
 
 PointerFacts query_pointer(const void* p) {

@@ -2,6 +2,7 @@
 // tilecast::Error naming the operand and the rule.
 #pragma once
 
+#include "tilecast/gemm.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
 #include "tilecast/types.hpp"
 
@@ -16,8 +17,8 @@ struct PointerFacts {
 };
 using PointerQuery = PointerFacts (*)(const void*);
 
-plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
-                              PointerQuery where_is);
+plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                              const GemmEpilogue& epilogue, PointerQuery where_is);
 
 // cudaPointerGetAttributes for the current device.
 PointerFacts query_pointer(const void* p);

@@ -82,7 +82,11 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const 
   k.consumer_warpgroups = bm / kWgmmaAtomRows;
   k.out = d.out;
   k.has_c = d.has_c;
+  k.has_bias = d.has_bias;
+  k.bias_type = d.bias_type;
   k.type = d.problem.type;
+  // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
+  k.dynamic_units = o.companion == 1 && cs.size() == 4;
   k.stages = o.stages ? o.stages : deepest_stages(k);
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
@@ -135,8 +139,10 @@ void add_companion(GemmPlan& plan, const DeviceFacts& f) {
   const uint32_t used = plan.main.clusters * cs.size();
   const uint32_t idle = plan.sm_budget > used ? plan.sm_budget - used : 0;
   const ClusterShape pair = cs.m >= 2 ? ClusterShape{2, 1} : ClusterShape{1, 2};
-  if (cs.size() != 4 || idle / pair.size() == 0) return;
-  plan.main.kernel.dynamic_units = true;
+  if (cs.size() != 4 || idle / pair.size() == 0) {
+    plan.main.kernel.dynamic_units = false;  // nothing to share the work with: the static kernel
+    return;
+  }
   KernelLaunch companion{plan.main.kernel, std::min(idle / pair.size(), f.clusters_for(pair.size()))};
   companion.kernel.cluster = pair;
   plan.companion = companion;
@@ -180,9 +186,6 @@ void check_overrides(const GemmConfig& o) {
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));
-  if (o.companion == 1 && o.block_n > kWidestDynamicBlockN)
-    fail("block_n " + std::to_string(o.block_n) + " with the companion launch spills registers; use " +
-         std::to_string(kWidestDynamicBlockN) + " or less");
 }
 
 std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o) {
@@ -194,9 +197,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   else if (p.m <= 64) bms = {64};
   else bms.assign(std::begin(kBlockMs), std::end(kBlockMs));
   if (o.block_n) bns = {o.block_n};
-  else
-    for (uint32_t bn : kWgmmaBF16Widths)
-      if (o.companion != 1 || bn <= kWidestDynamicBlockN) bns.push_back(bn);
+  else bns.assign(std::begin(kWgmmaBF16Widths), std::end(kWgmmaBF16Widths));
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));

@@ -106,6 +106,7 @@ Options parse_options(int argc, char** argv) {
       if (v == "bf16") o.out = DType::kBF16;
       else if (v == "fp32") o.out = DType::kFP32;
       else throw std::invalid_argument("--out wants bf16 or fp32");
+      o.out_given = true;
     } else if (a == "--with-c") {
       o.with_c = true;
     } else if (a == "--cluster") {
@@ -156,9 +157,10 @@ std::vector<BenchProblem> selected_problems(const Options& o) {
   for (const std::string& s : suites)
     for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   for (const BenchProblem& p : o.shapes) out.push_back(p);
+  // --out and --with-c apply where given; otherwise each suite keeps its own (fp32c, bias).
   for (BenchProblem& p : out) {
-    p.out = o.out;
-    p.with_c = o.with_c;
+    if (o.out_given) p.out = o.out;
+    if (o.with_c) p.with_c = true;
   }
   return out;
 }

@@ -17,6 +17,7 @@ struct Options {
   GemmConfig config;                   // --cluster, --config
   bool cluster_compare = false;
   DType out = DType::kBF16;
+  bool out_given = false;
   bool with_c = false;
   int warmup = 10, iters = 50;
   size_t flush_bytes = size_t{256} << 20;

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tilecast/plan/gemm_plan.hpp"
+#include "plan_desc.hpp"
 
 namespace tilecast::bench {
 namespace {
@@ -38,7 +38,7 @@ std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const Peak
   if (p.kind != Kind::kDense && p.kind != Kind::kBatched) return s + "   (no tilecast plan: the API has no " +
                                                                    kind_name(p.kind) + " GEMM yet)\n";
   try {
-    const plan::GemmDesc desc = plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
+    const plan::GemmDesc desc = plan_desc(p);
     std::istringstream table(plan::format_plans(plan::rank_plans(desc, plan::DeviceFacts::h200_model(), cfg), 4));
     for (std::string line; std::getline(table, line);) s += "   " + line + "\n";
   } catch (const std::exception& e) {

@@ -77,7 +77,7 @@ double BenchProblem::bytes() const {
   const double b_groups = kind == Kind::kDense ? 1.0 : static_cast<double>(groups);
   const double d_elems = rows * static_cast<double>(n);
   return 2.0 * rows * static_cast<double>(k) + 2.0 * b_groups * static_cast<double>(n) * static_cast<double>(k) +
-         static_cast<double>(dtype_size(out)) * d_elems * (with_c ? 2.0 : 1.0);
+         static_cast<double>(dtype_size(out)) * (d_elems * (with_c ? 2.0 : 1.0) + (with_bias ? n : 0));
 }
 
 std::string BenchProblem::label() const {
@@ -103,7 +103,7 @@ std::string BenchProblem::label() const {
 }
 
 std::vector<std::string> suite_names() {
-  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd", "host"};
+  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd", "host", "fp32c", "bias"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -151,6 +151,18 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       p.host_time = true;
       out.push_back(p);
     }
+  } else if (name == "fp32c" || name == "bias") {
+    // The epilogues the weight-gradient and residual paths use, against cuBLASLt doing the same.
+    out.push_back(dense(name, 8192, 8192, 8192));
+    add_normal_list(out, name, 4096);
+    for (BenchProblem& p : out) {
+      if (name == "fp32c") {
+        p.out = DType::kFP32;
+        p.with_c = true;
+      } else {
+        p.with_bias = true;
+      }
+    }
   } else if (name == "default") {
     for (const char* s : {"dense", "m4096", "m128", "odd", "host"})
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
@@ -159,7 +171,7 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, "
-                                "square, odd, host, default, all)");
+                                "square, odd, host, fp32c, bias, default, all)");
   }
   return out;
 }

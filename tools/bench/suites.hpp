@@ -28,6 +28,7 @@ struct BenchProblem {
   std::vector<int64_t> group_rows;   // kMGrouped, kMasked: rows of each expert
   DType out = DType::kBF16;
   bool with_c = false;
+  bool with_bias = false;  // a bias along N, of the output's dtype (cuBLASLt: CUBLASLT_EPILOGUE_BIAS)
   // The host suite: its rows time the enqueue of one call (host microseconds per call, cached
   // plan and kernel, no GPU time), tilecast::gemm against cublasLtMatmul on the same buffers.
   bool host_time = false;
@@ -40,7 +41,8 @@ struct BenchProblem {
   std::string label() const;   // "4096x7168x2112" style, with groups where there are some
 };
 
-// Suites by name: dense, m4096, m128, mgrouped, masked, square, odd, host; "default" is
+// Suites by name: dense, m4096, m128, mgrouped, masked, square, odd, host, fp32c (8192^3 and the
+// m = 4096 list with FP32 output and C), bias (the same with BF16 output and a bias); "default" is
 // dense,m4096,m128,odd,host and "all" is every suite. Throws std::invalid_argument for unknown names.
 std::vector<BenchProblem> make_suite(const std::string& name);
 std::vector<std::string> suite_names();

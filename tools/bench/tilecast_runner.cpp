@@ -8,7 +8,13 @@ TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmCo
     const MatrixView a = w.a.view, b = w.b.view, d = w.d_tilecast.view;
     const bool has_c = w.has_c;
     const MatrixView c = has_c ? w.c.view : MatrixView{};
-    call.run = [a, b, d, c, has_c, cfg](cudaStream_t s) { gemm(a, b, d, s, has_c ? &c : nullptr, cfg); };
+    const VectorView bias = w.bias_vector();
+    call.run = [a, b, d, c, has_c, bias, cfg](cudaStream_t s) {
+      GemmEpilogue e;
+      e.c = has_c ? &c : nullptr;
+      e.bias = bias;
+      gemm(a, b, d, s, e, cfg);
+    };
   } else {
     call.unavailable = std::string("tilecast has no ") + kind_name(p.kind) + " GEMM API yet";
   }

@@ -42,6 +42,13 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
     w->c_check = alloc(DType::kFP32, rows, p.n, batch);
     test::copy_convert(w->c.view, w->c_check.view, stream);
   }
+  if (p.with_bias) {
+    w->has_bias = true;
+    w->bias = alloc(p.out, 1, p.n, 1);
+    w->bias_check = alloc(DType::kFP32, 1, p.n, 1);
+    randomize(w->bias, seed * 4 + 3, stream);
+    test::copy_convert(w->bias.view, w->bias_check.view, stream);
+  }
   // Outputs start poisoned too: nothing is ever timed or compared on zeros.
   test::poison(w->d_cublas, stream);
   test::poison(w->d_tilecast, stream);
@@ -56,7 +63,8 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
     w->rows_per_batch = p.group_rows;
     w->spans = test::spans_from_masked(p.group_rows, p.m);
   }
-  for (const test::DeviceMatrix* m : {&w->a, &w->b, &w->c, &w->c_check, &w->d_cublas, &w->d_tilecast, &w->d_check})
+  for (const test::DeviceMatrix* m :
+       {&w->a, &w->b, &w->c, &w->c_check, &w->bias, &w->bias_check, &w->d_cublas, &w->d_tilecast, &w->d_check})
     w->device_bytes += static_cast<double>(m->buffer.bytes());
   return w;
 }

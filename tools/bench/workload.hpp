@@ -23,7 +23,8 @@ struct Workload {
   test::DeviceMatrix d_cublas, d_tilecast;
   test::DeviceMatrix d_check;  // FP32: what tilecast is verified against
   test::DeviceMatrix c_check;  // FP32 copy of C for that reference
-  bool has_c = false;
+  test::DeviceMatrix bias, bias_check;  // [1, n] of the output's dtype, and its FP32 copy
+  bool has_c = false, has_bias = false;
   std::vector<int64_t> rows_per_batch;  // masked: valid rows of each expert
   std::vector<test::GroupSpan> spans;   // m-grouped and masked: rows of each expert
   uint64_t seed = 0;
@@ -31,6 +32,10 @@ struct Workload {
 
   const MatrixView* c_view() const { return has_c ? &c.view : nullptr; }
   const MatrixView* c_check_view() const { return has_c ? &c_check.view : nullptr; }
+  VectorView bias_vector() const { return has_bias ? VectorView{bias.view.data, bias.view.dtype, bias.view.cols} : VectorView{}; }
+  VectorView bias_check_vector() const {
+    return has_bias ? VectorView{bias_check.view.data, DType::kFP32, bias_check.view.cols} : VectorView{};
+  }
 };
 
 // Throws (CudaError on allocation failure).

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/warm.hpp"
-#include "suites.hpp"
+#include "plan_desc.hpp"
 
 namespace {
 
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   std::vector<bench::BenchProblem> problems;
   std::vector<std::string> suites;
   DType out = DType::kBF16;
-  bool with_c = false, compare = false;
+  bool out_given = false, with_c = false, compare = false;
   GemmConfig config;
   unsigned threads = std::thread::hardware_concurrency();
   try {
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
         problems.push_back(bench::parse_shape(argv[++i]));
       } else if (a == "--out" && has_value) {
         out = std::string(argv[++i]) == "fp32" ? DType::kFP32 : DType::kBF16;
+        out_given = true;
       } else if (a == "--with-c") {
         with_c = true;
       } else if (a == "--config" && has_value) {
@@ -84,12 +85,15 @@ int main(int argc, char** argv) {
   const std::vector<GemmConfig> configs = compare ? compare_configs(config) : std::vector<GemmConfig>{config};
   std::vector<api::WarmItem> items;
   size_t skipped = 0;
-  for (const bench::BenchProblem& p : problems) {
+  for (bench::BenchProblem& p : problems) {
     if (p.kind != bench::Kind::kDense && p.kind != bench::Kind::kBatched) {
       ++skipped;  // no tilecast API for this kind yet
       continue;
     }
-    for (const GemmConfig& c : configs) items.push_back({plan::dense_desc(p.m, p.n, p.k, p.groups, out, with_c), c});
+    // As the bench runs them: --out and --with-c where given, else the suite's own epilogue.
+    if (out_given) p.out = out;
+    if (with_c) p.with_c = true;
+    for (const GemmConfig& c : configs) items.push_back({bench::plan_desc(p), c});
   }
   try {
     const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());

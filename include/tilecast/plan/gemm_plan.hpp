@@ -20,7 +20,9 @@ namespace tilecast::plan {
 struct GemmDesc {
   GemmProblem problem;
   DType out = DType::kBF16;
-  bool has_c = false;
+  bool has_c = false;     // C is read (beta != 0)
+  bool has_bias = false;
+  DType bias_type = DType::kFP32;
 };
 
 // A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C).

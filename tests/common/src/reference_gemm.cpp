@@ -108,6 +108,7 @@ struct LtMatmul::Impl {
   const void *a = nullptr, *b = nullptr, *c = nullptr;
   void* d = nullptr;
   bool has_c = false;
+  float alpha = 1.0f, beta = 0.0f;
 
   ~Impl() {
     if (lay_d) cublasLtMatrixLayoutDestroy(lay_d);
@@ -119,7 +120,7 @@ struct LtMatmul::Impl {
 };
 
 LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                   const MatrixView* c)
+                   const MatrixView* c, const LtEpilogue& epilogue)
     : impl_(std::make_unique<Impl>()) {
   validate_gemm_views(a, b, d, c);
   if (a.dtype != b.dtype)
@@ -135,6 +136,8 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
   p.d = d.data;
   p.c = c ? c->data : d.data;
   p.has_c = c != nullptr;
+  p.alpha = epilogue.alpha;
+  p.beta = c ? epilogue.beta : 0.0f;
   p.view_a = a;
   p.view_b = b;
   p.view_d = d;
@@ -152,6 +155,16 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
                                                  sizeof trans_a));
   TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b,
                                                  sizeof trans_b));
+  if (epilogue.bias.data) {
+    if (epilogue.bias.length != d.cols) throw std::invalid_argument("cuBLASLt reference: bias length is not D's columns");
+    const cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType_t bias_type = cuda_type(epilogue.bias.dtype);
+    const void* bias = epilogue.bias.data;
+    TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind, sizeof kind));
+    TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    TC_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+  }
   p.lay_a = make_layout(b);  // stored [k, n], ld_b; op T gives [n, k]
   p.lay_b = make_layout(a);  // stored [k, m], ld_a
   p.lay_d = make_layout(d);  // [n, m], ld_d
@@ -195,7 +208,7 @@ void LtMatmul::run(cudaStream_t stream) const { run(stream, impl_->a, impl_->b, 
 
 void LtMatmul::run(cudaStream_t stream, const void* a, const void* b, void* d, const void* c) const {
   const Impl& p = *impl_;
-  const float alpha = 1.0f, beta = p.has_c ? 1.0f : 0.0f;
+  const float alpha = p.alpha, beta = p.beta;
   const void* c_ptr = p.has_c ? c : d;
   if (alignment_of(a, p.view_a) < p.align_a || alignment_of(b, p.view_b) < p.align_b ||
       alignment_of(c_ptr, p.view_c) < p.align_c || alignment_of(d, p.view_d) < p.align_d)
@@ -223,8 +236,8 @@ std::string LtMatmul::algo_summary() const {
 }
 
 void reference_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                    cudaStream_t stream, const MatrixView* c) {
-  LtMatmul(lt, a, b, d, c).run(stream);
+                    cudaStream_t stream, const MatrixView* c, const LtEpilogue& epilogue) {
+  LtMatmul(lt, a, b, d, c, epilogue).run(stream);
 }
 
 // ---------------------------------------------------------------------------------------------

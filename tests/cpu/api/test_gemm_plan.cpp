@@ -117,7 +117,14 @@ TEST(GemmSpec, RulesNameWhatIsWrong) {
   EXPECT_NE(gemm_spec_error(s), nullptr);
   s = spec(128, 256, 4);
   s.dynamic_units = true;
-  EXPECT_NE(gemm_spec_error(s), nullptr) << "the dynamic-unit kernel spills at 256";
+  EXPECT_EQ(gemm_spec_error(s), nullptr) << "without C the dynamic-unit kernel takes every width";
+  s.has_c = true;
+  EXPECT_NE(gemm_spec_error(s), nullptr) << "with C the dynamic-unit kernel spills at 256";
+  s = spec(128, 256, 4, DType::kFP32);
+  s.has_bias = true;
+  EXPECT_NE(gemm_spec_error(s), nullptr) << "a bias with FP32 output spills at 256";
+  s.block_n = 192;
+  EXPECT_EQ(gemm_spec_error(s), nullptr);
   s = spec(128, 128, 1);
   EXPECT_NE(gemm_spec_error(s), nullptr);
 }
@@ -252,13 +259,32 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   add([](GemmConfig& o) { o.companion = 7; }, "companion 7");
   add([](GemmConfig& o) { o.swizzle = 1u << 31; }, "swizzle 2147483648 is not in 1..64");
   add([](GemmConfig& o) { o.max_sms = 3, o.cluster_m = 2, o.cluster_n = 2; }, "max_sms 3 cannot hold one cluster of 4");
-  add([](GemmConfig& o) { o.block_n = 192, o.companion = 1; }, "with the companion launch spills");
   add([](GemmConfig& o) { o.block_m = 128, o.block_n = 256, o.stages = 8; }, "shared memory");
   for (const Case& c : cases) {
     const std::string e = error_of(d, c.config);
     EXPECT_NE(e.find(c.message), std::string::npos) << "expected '" << c.message << "', got '" << e << "'";
   }
   EXPECT_NE(error_of(dense(1024, 1024, 0), {}).find("empty problem"), std::string::npos);
+  // Widths the spec refuses for an epilogue: FP32 output with C at 256, a companion with C at 256.
+  GemmDesc fp32_c = dense_desc(1024, 1024, 1024, 1, DType::kFP32, true);
+  GemmConfig wide;
+  wide.block_n = 256;
+  std::string e;
+  try {
+    plan_gemm(fp32_c, DeviceFacts::h200_model(), wide);
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("spills registers above 192-wide tiles"), std::string::npos) << e;
+  EXPECT_LE(plan_gemm(fp32_c, DeviceFacts::h200_model()).main.kernel.block_n, kWidestHeavyEpilogueBlockN);
+  GemmDesc bf16_c = dense_desc(4096, 4096, 1024, 1, DType::kBF16, true);
+  GemmConfig four;
+  four.cluster_m = 2;
+  four.cluster_n = 2;
+  four.companion = 1;
+  const GemmPlan p = plan_gemm(bf16_c, DeviceFacts::h200_model(), four);
+  ASSERT_TRUE(p.companion);
+  EXPECT_LE(p.main.kernel.block_n, kWidestDynamicEpilogueBlockN);
   // A cluster wider than the SM cap, chosen by the planner rather than asked for: it is skipped.
   GemmConfig few;
   few.max_sms = 1;

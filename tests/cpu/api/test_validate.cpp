@@ -33,7 +33,9 @@ struct Args {
 
 std::string error_of(const Args& x, const MatrixView* c = nullptr) {
   try {
-    validate_gemm(x.a, x.b, x.d, c, fake_device);
+    GemmEpilogue e;
+    e.c = c;
+    validate_gemm(x.a, x.b, x.d, e, fake_device);
   } catch (const Error& e) {
     return e.what();
   }
@@ -42,7 +44,7 @@ std::string error_of(const Args& x, const MatrixView* c = nullptr) {
 
 TEST(GemmValidation, GoodArgumentsGiveTheShape) {
   Args x;
-  const plan::GemmDesc s = validate_gemm(x.a, x.b, x.d, nullptr, fake_device);
+  const plan::GemmDesc s = validate_gemm(x.a, x.b, x.d, {}, fake_device);
   EXPECT_EQ(s.problem.m, 256u);
   EXPECT_EQ(s.problem.n, 384u);
   EXPECT_EQ(s.problem.k, 512u);
@@ -102,6 +104,60 @@ TEST(GemmValidation, BadArgumentsNameTheOperandAndTheRule) {
   expect(x, "C is fp32 but D is bf16", &c);
   c = view(0x400000 + 64, DType::kBF16, 256, 384);
   expect(x, "C overlaps D without being D itself", &c);
+}
+
+std::string epilogue_error(const GemmEpilogue& e) {
+  const Args x;
+  try {
+    validate_gemm(x.a, x.b, x.d, e, fake_device);
+  } catch (const Error& err) {
+    return err.what();
+  }
+  return "";
+}
+
+VectorView bias_of(uintptr_t addr, DType t, int64_t length) { return {reinterpret_cast<void*>(addr), t, length}; }
+
+TEST(GemmValidation, EpilogueArgumentsAreChecked) {
+  const auto expect = [](const GemmEpilogue& e, const std::string& what) {
+    const std::string err = epilogue_error(e);
+    EXPECT_NE(err.find(what), std::string::npos) << "expected '" << what << "', got '" << err << "'";
+  };
+  GemmEpilogue e;
+  e.bias = bias_of(0x900000, DType::kFP32, 384);
+  EXPECT_EQ(epilogue_error(e), "");
+  e.bias.length = 383;
+  expect(e, "bias has 383 elements but D has 384 columns");
+  e.bias = bias_of(0x900004, DType::kBF16, 384);
+  expect(e, "bias: base address is not 16-byte aligned");
+  e.bias = bias_of(uintptr_t{1} << 41, DType::kBF16, 384);
+  expect(e, "bias is not in device memory");
+  e.bias = bias_of(0x400000 + 256, DType::kBF16, 384);
+  expect(e, "bias overlaps D");
+  e.bias = bias_of(0, DType::kBF16, 384);
+  expect(e, "bias has 384 elements but no data pointer");
+  e.bias = bias_of(0x900000, static_cast<DType>(7), 384);
+  expect(e, "bias must be bf16 or fp32");
+  e = {};
+  e.beta = 0.5f;
+  expect(e, "beta is 0.5");  // no C to scale
+  e.alpha = 2.0f;
+  e.beta = 1.0f;
+  EXPECT_EQ(epilogue_error(e), "") << "alpha alone is fine";
+}
+
+TEST(GemmValidation, BetaZeroNeverReadsC) {
+  const Args x;
+  const MatrixView c = view(0x800000, DType::kBF16, 256, 384);
+  GemmEpilogue e;
+  e.c = &c;
+  EXPECT_TRUE(validate_gemm(x.a, x.b, x.d, e, fake_device).has_c);
+  e.beta = 0.0f;
+  EXPECT_FALSE(validate_gemm(x.a, x.b, x.d, e, fake_device).has_c) << "the plan must not read C";
+  e.bias = bias_of(0x900000, DType::kBF16, 384);
+  const plan::GemmDesc d = validate_gemm(x.a, x.b, x.d, e, fake_device);
+  EXPECT_TRUE(d.has_bias);
+  EXPECT_EQ(d.bias_type, DType::kBF16);
 }
 
 }  // namespace

@@ -76,7 +76,9 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kBatched");
   EXPECT_EQ(fields["kDynamicUnits"], "true");
   EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
-  EXPECT_EQ(fields.size(), 11u) << "a field was added: check spec_of() reads it";
+  EXPECT_EQ(fields["kHasBias"], "false");
+  EXPECT_EQ(fields["kBiasType"], "tilecast::DType::kFP32");
+  EXPECT_EQ(fields.size(), 13u) << "a field was added: check spec_of() reads it";
 }
 
 TEST(JitKernelSource, CompilesWhatItNames) {

@@ -8,13 +8,21 @@
 
 namespace tilecast::test {
 
-plan::GemmDesc desc_of(const GemmCase& c) { return plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c); }
+plan::GemmDesc desc_of(const GemmCase& c) {
+  plan::GemmDesc d = plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c && c.c_source != CSource::kNaN);
+  d.has_bias = c.with_bias;
+  d.bias_type = c.with_bias ? c.bias_dtype : DType::kFP32;
+  return d;
+}
 
 std::string GemmCase::name() const {
   std::string s = std::string(what) + "_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   if (batch > 1) s += "x" + std::to_string(batch);
   s += out == DType::kFP32 ? "_fp32" : "_bf16";
-  if (with_c) s += "_C";
+  if (with_c) s += c_source == CSource::kInPlace ? "_CinD" : c_source == CSource::kNaN ? "_CnanBeta0" : "_C";
+  if (alpha != 1.0f || beta != 1.0f)
+    s += "_a" + std::to_string(static_cast<int>(alpha * 10)) + "b" + std::to_string(static_cast<int>(beta * 10));
+  if (with_bias) s += bias_dtype == DType::kFP32 ? "_bias32" : "_bias16";
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
   if (config.companion == 1) s += "_companion";
@@ -29,16 +37,48 @@ std::string GemmCase::name() const {
   DeviceMatrix d = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n + 1, c.out));
   DeviceMatrix ref = make_matrix(DType::kFP32, c.m, c.n, c.batch);
   DeviceMatrix cm = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n, c.out));
+  DeviceMatrix c32 = make_matrix(DType::kFP32, c.m, c.n, c.batch);
+  DeviceMatrix bias = make_matrix(c.bias_dtype, 1, c.n);
+  DeviceMatrix bias32 = make_matrix(DType::kFP32, 1, c.n);
   fill_uniform(a.view, fresh_seed(), stream);
   fill_uniform(b.view, fresh_seed(), stream);
-  DeviceMatrix c32 = make_matrix(DType::kFP32, c.m, c.n, c.batch);
-  if (c.with_c) {
-    fill_uniform(cm.view, fresh_seed(), stream);
-    copy_convert(cm.view, c32.view, stream);  // the reference's C: the same values, in FP32
-  }
   poison(d, stream);
+  GemmEpilogue epilogue;
+  epilogue.alpha = c.alpha;
+  LtEpilogue lt_epilogue;
+  lt_epilogue.alpha = c.alpha;
+  const MatrixView* ref_c = nullptr;
+  if (c.with_c) {
+    epilogue.beta = c.beta;
+    switch (c.c_source) {
+      case CSource::kSeparate:
+        fill_uniform(cm.view, fresh_seed(), stream);
+        copy_convert(cm.view, c32.view, stream);  // the reference's C: the same values, in FP32
+        epilogue.c = &cm.view;
+        ref_c = &c32.view;
+        break;
+      case CSource::kInPlace:
+        fill_uniform(d.view, fresh_seed(), stream);  // D starts as C (its padding stays poisoned)
+        copy_convert(d.view, c32.view, stream);
+        epilogue.c = &d.view;
+        ref_c = &c32.view;
+        break;
+      case CSource::kNaN:
+        poison(cm, stream);  // NaN everywhere: reading it would show
+        epilogue.c = &cm.view;
+        epilogue.beta = 0.0f;
+        break;
+    }
+    lt_epilogue.beta = c.beta;
+  }
+  if (c.with_bias) {
+    fill_uniform(bias.view, fresh_seed(), stream);
+    copy_convert(bias.view, bias32.view, stream);
+    epilogue.bias = {bias.view.data, c.bias_dtype, c.n};
+    lt_epilogue.bias = {bias32.view.data, DType::kFP32, c.n};
+  }
   try {
-    gemm(a.view, b.view, d.view, stream, c.with_c ? &cm.view : nullptr, c.config);
+    gemm(a.view, b.view, d.view, stream, epilogue, c.config);
   } catch (const Error& e) {
     return ::testing::AssertionFailure() << c.name() << ": " << e.what();
   }
@@ -48,9 +88,13 @@ std::string GemmCase::name() const {
     return ::testing::AssertionFailure() << c.name() << ": kernel failed: " << cudaGetErrorString(err)
                                          << (report ? "; " + *report : std::string());
   }
-  reference_gemm(lt, a.view, b.view, ref.view, stream, c.with_c ? &c32.view : nullptr);
-  auto written = all_written(d, stream);
-  if (!written) return written << " (" << c.name() << ")";
+  reference_gemm(lt, a.view, b.view, ref.view, stream, ref_c, lt_epilogue);
+  // In place, D was written over C: every element of the view changed, but "not poison" proves
+  // nothing there; the values do.
+  if (c.c_source != CSource::kInPlace || !c.with_c) {
+    auto written = all_written(d, stream);
+    if (!written) return written << " (" << c.name() << ")";
+  }
   auto close = matches(d.view, ref.view, std::nullopt, stream);
   if (!close) return close << " (" << c.name() << ")";
   return ::testing::AssertionSuccess();

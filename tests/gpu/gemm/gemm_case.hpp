@@ -11,13 +11,25 @@
 
 namespace tilecast::test {
 
+// What the epilogue reads of C.
+enum class CSource {
+  kSeparate,  // C in a buffer of its own
+  kInPlace,   // C is D: D holds C's values before the call
+  kNaN,       // C filled with NaN and beta = 0: C must not be read
+};
+
 struct GemmCase {
   const char* what = "";
   int64_t m = 0, n = 0, k = 0, batch = 1;
   DType out = DType::kBF16;
   bool with_c = false;
   GemmConfig config{};
-  std::string name() const;  // a gtest-safe name: what, sizes, dtype, C, config
+  // The epilogue beyond D = A * B^T (+ C): alpha, beta (with C) and a bias along N.
+  CSource c_source = CSource::kSeparate;
+  float alpha = 1.0f, beta = 1.0f;
+  bool with_bias = false;
+  DType bias_dtype = DType::kFP32;
+  std::string name() const;  // a gtest-safe name: what, sizes, dtype, epilogue, config
 };
 
 // What the planner sees of this case (to compile its kernels ahead of the GPU run).

@@ -118,4 +118,58 @@ GemmCase graph_other_buffers_case() { return {"graph_other_buffers", 512, 768, 1
 
 GemmCase graph_unprepared_case() { return {"graph_unprepared", 333, 777, 136}; }
 
+std::vector<GemmCase> epilogue_cases() {
+  std::vector<GemmCase> out;
+  const GemmCase shapes[] = {{"epi_aligned", 1024, 1024, 512}, {"epi_ragged", 1000, 700, 320}};
+  const ClusterShape clusters[] = {{2, 1}, {1, 2}, {2, 2}};
+  struct Ab {
+    float alpha, beta;
+  };
+  const Ab abs[] = {{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, 2.0f}};
+  uint32_t rotate = 0;
+  for (const GemmCase& shape : shapes)
+    for (DType dt : {DType::kBF16, DType::kFP32})
+      for (int bias = 0; bias < 3; ++bias) {  // none, BF16, FP32
+        const auto make = [&](bool with_c, CSource src, Ab ab) {
+          GemmCase c = with_tiles(shape, clusters[rotate++ % 3]);
+          c.out = dt;
+          c.with_c = with_c;
+          c.c_source = src;
+          c.alpha = ab.alpha;
+          c.beta = with_c ? ab.beta : 1.0f;
+          c.with_bias = bias > 0;
+          c.bias_dtype = bias == 1 ? DType::kBF16 : DType::kFP32;
+          out.push_back(c);
+        };
+        make(false, CSource::kSeparate, {1.0f, 1.0f});
+        make(false, CSource::kSeparate, {0.5f, 1.0f});
+        for (const Ab& ab : abs) {
+          make(true, CSource::kSeparate, ab);
+          make(true, CSource::kInPlace, ab);
+        }
+        make(true, CSource::kNaN, {0.5f, 0.0f});
+      }
+  // Narrow last slabs (96- and 144-wide tiles) with C and a bias, and the planner's own choice.
+  for (const uint32_t bn : {96u, 144u})
+    for (DType dt : {DType::kBF16, DType::kFP32}) {
+      GemmCase c = with_tiles({"epi_narrow", 1000, 700, 320}, {2, 1});
+      c.config.block_n = bn;
+      c.out = dt;
+      c.with_c = true;
+      c.alpha = 0.5f;
+      c.beta = 2.0f;
+      c.with_bias = true;
+      out.push_back(c);
+    }
+  for (DType dt : {DType::kBF16, DType::kFP32}) {
+    GemmCase c{"epi_planner", 4096, 576, 7168};
+    c.out = dt;
+    c.with_c = true;
+    c.with_bias = true;
+    c.bias_dtype = DType::kBF16;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace tilecast::test

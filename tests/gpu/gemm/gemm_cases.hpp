@@ -17,6 +17,10 @@ std::vector<GemmCase> heuristic_cases();
 std::vector<GemmCase> companion_cases();
 // One small problem per cluster shape (the compute-sanitizer run), and the companion.
 std::vector<GemmCase> small_cases();
+// The epilogue: BF16 / FP32 output x no C / C / C in place / NaN C with beta 0 x bias (BF16,
+// FP32) or none x (alpha, beta) in {(1, 0), (1, 1), (0.5, 2)}, aligned and ragged, on multicast
+// cluster shapes and 96- and 144-wide tiles (narrow slabs), and the planner's own choice.
+std::vector<GemmCase> epilogue_cases();
 // The CUDA-graph tests' problems (test_gemm_graphs.cpp): the planner's choice, a multicast pair
 // and a cluster of 4 with its companion, with and without C; then the shape captured with other
 // buffers than it was prepared with, and the one captured unprepared.

@@ -26,6 +26,11 @@ using GemmHeuristic = GemmTest;
 TEST_P(GemmHeuristic, DefaultConfigMatchesCublas) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmHeuristic, ::testing::ValuesIn(heuristic_cases()), case_name);
 
+// D = alpha * A * B^T + beta * C + bias, C separate, in place or never read (beta = 0).
+using GemmEpilogueCases = GemmTest;
+TEST_P(GemmEpilogueCases, MatchesCublasLtWithTheSameEpilogue) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
+INSTANTIATE_TEST_SUITE_P(Epilogues, GemmEpilogueCases, ::testing::ValuesIn(epilogue_cases()), case_name);
+
 // Clusters of 4 with the companion launch of clusters of 2 sharing the unit counter.
 using GemmCompanion = GemmTest;
 TEST_P(GemmCompanion, MatchesCublasTwiceInARow) {

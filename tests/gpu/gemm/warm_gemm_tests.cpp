@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   auto lists = only_small ? std::vector<std::vector<test::GemmCase>>{test::small_cases()}
                           : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
-                                test::small_cases(), test::graph_cases(),
+                                test::small_cases(), test::graph_cases(), test::epilogue_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()}};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});

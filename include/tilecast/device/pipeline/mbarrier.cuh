@@ -14,7 +14,19 @@
 
 namespace tilecast {
 
-enum class BarrierId : uint32_t { kFull = 1, kEmpty = 2, kEmptyTeardown = 3, kUnitFull = 4, kUnitEmpty = 5 };
+enum class BarrierId : uint32_t {
+  kFull = 1,
+  kEmpty = 2,
+  kEmptyTeardown = 3,
+  kUnitFull = 4,
+  kUnitEmpty = 5,
+  kCFull = 6,
+  kCEmpty = 7,
+  kBiasFull = 8,
+  kBiasEmpty = 9,
+  kTileFull = 10,
+  kTileEmpty = 11,
+};
 
 struct WaitSite {
   BarrierId barrier;
@@ -64,9 +76,12 @@ TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSi
 // its empty barrier complete may overwrite the stage in every CTA that arrived.
 TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, const WaitBound& bound, WaitSite site) {
   if (cuda::ptx::mbarrier_try_wait_parity(bar, parity)) return;
-  const uint64_t start = cuda::ptx::get_sreg_globaltimer();
+  // Time in units of 1024 ns, 32 bits (wraps after 73 minutes; the difference is wrap-safe): a
+  // 64-bit start time would take registers the epilogue, beside its accumulators, does not have.
+  const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
-    if (cuda::ptx::get_sreg_globaltimer() - start > bound.timeout_ns) record_wait_timeout(bound, site, parity);
+    const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
+    if (now - start > static_cast<uint32_t>(bound.timeout_ns >> 10)) record_wait_timeout(bound, site, parity);
   }
 }
 

@@ -31,7 +31,8 @@ struct RingProtocol {
   uint32_t empty_arrivals = 1;
   // Readers per CTA that each release every stage they read (the GEMM's consumer warps).
   uint32_t releasers_per_cta = 1;
-  // Cluster ranks on whose empty barrier a releasing reader arrives (bit r: rank r).
+  // Cluster ranks on whose empty barrier a releasing reader arrives (bit r: rank r); 0: the
+  // reader's own CTA only (a ring no peer fills).
   uint16_t release_mask = 1;
   // Rounds of empty-barrier waits the filler makes after its last fill, before it leaves (S15).
   uint32_t teardown_rounds = 0;
@@ -63,6 +64,20 @@ TC_HOST_DEVICE constexpr RingProtocol unit_ring_protocol(const ClusterShape& clu
   p.empty_arrivals = cluster.size() * readers_per_cta;
   p.releasers_per_cta = readers_per_cta;
   p.release_mask = 1;
+  p.teardown_rounds = 0;
+  return p;
+}
+
+// A ring inside one CTA (the epilogue's C and bias rings): one filler thread, `releasers` readers
+// that each release every stage on their own CTA. The kernel's final cluster barrier is its
+// teardown too.
+TC_HOST_DEVICE constexpr RingProtocol local_ring_protocol(uint32_t stages, uint32_t releasers) {
+  RingProtocol p;
+  p.stages = stages;
+  p.full_arrivals = 1;
+  p.empty_arrivals = releasers;
+  p.releasers_per_cta = releasers;
+  p.release_mask = 0;
   p.teardown_rounds = 0;
   return p;
 }

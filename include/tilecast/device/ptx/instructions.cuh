@@ -74,4 +74,19 @@ TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// ld.shared.b32 / ld.shared.v2.b32 / st.shared.v2.b32 by 32-bit shared-window address; sm_20.
+// The epilogue reads C and writes FP32 D through these: generic pointers would cost it 64-bit
+// registers it does not have beside 128 accumulators.
+TC_DEVICE TC_FORCEINLINE uint32_t ld_shared_b32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+TC_DEVICE TC_FORCEINLINE void ld_shared_v2_b32(uint32_t addr, uint32_t& x, uint32_t& y) {
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(x), "=r"(y) : "r"(addr) : "memory");
+}
+TC_DEVICE TC_FORCEINLINE void st_shared_v2_b32(uint32_t addr, uint32_t x, uint32_t y) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(x), "r"(y) : "memory");
+}
+
 }  // namespace tilecast::ptx

@@ -43,6 +43,15 @@ class CublasLt {
   size_t workspace_bytes_ = 0;
 };
 
+// cuBLASLt's epilogue in tilecast's terms: D = alpha * A * B^T + beta * C + bias, bias[n] one per
+// column of D (cuBLASLt's CUBLASLT_EPILOGUE_BIAS: a vector along the rows of its column-major D).
+// beta applies with C only.
+struct LtEpilogue {
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  VectorView bias;  // none when data is null
+};
+
 // One planned matmul: descriptors and the heuristic's first algorithm for these layouts. Planning
 // costs tens of microseconds; run() costs one launch. Runs one at a time per CublasLt (shared
 // workspace): use one CublasLt per stream.
@@ -50,7 +59,7 @@ class LtMatmul {
  public:
   // Throws std::invalid_argument on inconsistent views, CudaError when cuBLASLt has no algorithm.
   LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-           const MatrixView* c = nullptr);
+           const MatrixView* c = nullptr, const LtEpilogue& epilogue = {});
   ~LtMatmul();
   LtMatmul(LtMatmul&&) noexcept;
   LtMatmul& operator=(LtMatmul&&) noexcept;
@@ -67,7 +76,7 @@ class LtMatmul {
 
 // Plans and runs once (asynchronous on `stream`).
 void reference_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                    cudaStream_t stream, const MatrixView* c = nullptr);
+                    cudaStream_t stream, const MatrixView* c = nullptr, const LtEpilogue& epilogue = {});
 
 // Grouped problems as a loop over experts: for each span, D rows [row_begin, row_end) =
 // A rows [row_begin, row_end) * B[group]^T (+ C rows). A, D (and C) are tall matrices (a batch of

@@ -34,6 +34,9 @@ struct GemmSm90Config {
   static constexpr uint32_t kConsumerWarpgroups = kSpec.consumer_warpgroups;
   static constexpr bool kOutputFP32 = kSpec.out == DType::kFP32;
   static constexpr bool kHasC = kSpec.has_c;
+  static constexpr bool kHasBias = kSpec.has_bias;
+  static constexpr bool kBiasFP32 = kSpec.bias_type == DType::kFP32;
+  static constexpr bool kEpilogueLoader = kGeo.epilogue_loader;
   static constexpr GemmType kGemmType = kSpec.type;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
 
@@ -55,6 +58,16 @@ struct GemmSm90Config {
 
   static constexpr RingProtocol kOperandRing = operand_ring_protocol(kCluster, kConsumerWarps, kStages);
   static constexpr RingProtocol kUnitRing = unit_ring_protocol(kCluster, kGeo.unit_readers_per_cta, kUnitSlots);
+  // Each consumer warpgroup's C ring: filled by the epilogue loader, released by the
+  // warpgroup's first thread once the slab's TMA store has read it.
+  static constexpr RingProtocol kCRing = local_ring_protocol(kSlabBuffers, 1);
+  // The tile ring: filled by the producer thread, released by every consumer warp and the
+  // epilogue loader.
+  static constexpr uint32_t kTileSlots = kGeo.tile_slots;
+  static constexpr RingProtocol kTileRing = local_ring_protocol(kTileSlots, kConsumerWarps + (kEpilogueLoader ? 1 : 0));
+  // The bias ring: released by the first thread of every consumer warpgroup.
+  static constexpr RingProtocol kBiasRing = local_ring_protocol(kGeo.bias_slots ? kGeo.bias_slots : 1, kConsumerWarpgroups);
+  static constexpr uint32_t kBiasSlots = kGeo.bias_slots ? kGeo.bias_slots : 1;
 };
 
 // Run-time parameters of a launch (by value, in constant parameter memory).
@@ -64,9 +77,9 @@ struct GemmParams {
   // spec instead (the same values), so that the scheduler's arithmetic folds.
   TileConfig schedule;
   uint32_t num_clusters = 1;  // clusters in this launch
-  // D = A * B^T + C: C has D's dtype and layout; element (g, r, c) at c_ptr + g * c_batch + r * ldc + c.
-  const void* c_ptr = nullptr;
-  uint64_t ldc = 0, c_batch = 0;
+  // D = alpha * A * B^T + beta * C + bias: C (read by TMA) has D's dtype; bias has one element
+  // per column of D, added to every row.
+  float alpha = 1.0f, beta = 1.0f;
   // D itself, for the slabs the TMA cannot store (see Epilogue::store).
   void* d_ptr = nullptr;
   uint64_t ldd = 0, d_batch = 0;
@@ -77,6 +90,16 @@ struct GemmParams {
   uint32_t total_clusters = 0;  // clusters of all launches sharing the counter
   WaitBound wait;               // bound on every barrier wait, and where a timeout is recorded
 };
+
+// What the consumers need of a step's TileWork, as the producer publishes it in the tile ring.
+struct TileInfo {
+  uint32_t flags;  // kTileValid, kTileEnd
+  uint32_t num_k_steps;
+  uint32_t group, row, rows, col, cols;
+  uint32_t unused;
+};
+inline constexpr uint32_t kTileValid = 1, kTileEnd = 2;
+static_assert(sizeof(TileInfo) == kTileInfoBytes, "the tile ring's slot size");
 
 // The scheduler's config for this kernel: the plan's schedule with the compile-time block and
 // cluster fields.

@@ -1,5 +1,6 @@
-// A consumer warpgroup: waits for each stage, runs the wgmma's for its rows, releases the stage
-// on every CTA of the cluster, and stores its part of the tile.
+// A consumer warpgroup: takes each step's work from the tile ring (the producer walks the
+// schedule), waits for each stage, runs the wgmma's for its rows, releases the stage on every CTA
+// of the cluster, and stores its part of the tile.
 #pragma once
 
 #include <cuda/ptx>
@@ -15,7 +16,7 @@ namespace tilecast {
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
 // them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).
 template <typename Cfg>
-TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kStages>& ring,
+TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kOperandRing>& ring,
                                        Epilogue<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
                                        uint32_t warpgroup, uint32_t lane) {
   using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
@@ -81,16 +82,29 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 
 template <typename Cfg>
 TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
-                            const GemmParams& params, uint32_t cluster_id, uint32_t rank, uint32_t warpgroup) {
+                            const GemmParams& params, uint32_t warpgroup) {
   const uint32_t lane = threadIdx.x % 32;
-  TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
-  UnitSource<Cfg> units(smem, params, cluster_id, rank);
-  const StageRing<Cfg::kStages> ring = operand_ring(smem, params);
+  const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
+  const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   Epilogue<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
   PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
-  while (scheduler.seek(units.template next<false>())) {
-    for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step)
-      run_tile<Cfg>(smem, ring, epilogue, scheduler.work(step), state, warpgroup, lane);
+  PipelineState<Cfg::kTileSlots> tile = consumer_start_state<Cfg::kTileSlots>();
+  for (;;) {
+    tiles.wait(tile);
+    const TileInfo info = smem.tile_slot[tile.stage];
+    __syncwarp();  // every lane has its copy before the slot is given back
+    if (lane == 0) tiles.release_by_thread(tile.stage);
+    tile.advance();
+    if (info.flags & kTileEnd) break;
+    TileWork w;
+    w.valid = (info.flags & kTileValid) != 0;
+    w.num_k_steps = info.num_k_steps;
+    w.group = info.group;
+    w.row = info.row;
+    w.rows = info.rows;
+    w.col = info.col;
+    w.cols = info.cols;
+    run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane);
   }
   epilogue.drain();
 }

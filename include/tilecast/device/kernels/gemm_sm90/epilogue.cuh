@@ -1,7 +1,14 @@
-// The epilogue of one consumer warpgroup: optionally adds C, converts, writes 64-row slabs into
-// shared memory in the TMA's 128-byte swizzle, and stores each slab with a TMA store. Two slab
-// buffers alternate so that filling one overlaps the store of the other; the TMA clips rows and
-// columns outside D. (One buffer where a second would cost a pipeline stage: geometry.cuh.)
+// The epilogue of one consumer warpgroup: D = alpha * acc + beta * C + bias, converted, written
+// into 64-row slabs of shared memory in the TMA's 128-byte swizzle and stored slab by slab with a
+// TMA store; the TMA clips rows and columns outside D.
+//
+// What it reads (the policy's source): without C, nothing, and two slab buffers alternate so
+// that filling one overlaps the store of the other (one where a second would cost a stage:
+// geometry.cuh). With C, the epilogue loader (epilogue_loader.cuh) has TMA-loaded each C slab
+// into the slab buffer in D's own layout, overlapping the main loop; each thread reads the C
+// elements of its own accumulators and the slab is overwritten with D in place. The bias tile of
+// the tile's columns sits in a ring of its own. What it applies: alpha, beta and the bias, in
+// FP32. What it stores: BF16 or FP32.
 #pragma once
 
 #include <cuda/ptx>
@@ -9,7 +16,7 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
-#include "tilecast/device/kernels/gemm_sm90/smem.cuh"
+#include "tilecast/device/kernels/gemm_sm90/epilogue_loader.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
@@ -20,9 +27,15 @@ enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 template <typename Cfg>
 class Epilogue {
  public:
+  using Out = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
+  using Bias = cuda::std::conditional_t<Cfg::kBiasFP32, float, __nv_bfloat16>;
+  static constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
+  static constexpr uint32_t kGroupsPerSlab = Cfg::kSlabCols / 8;  // 8-column accumulator groups
+
   TC_DEVICE Epilogue(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_d, const TmaDescriptor& tma_d_narrow,
                      const GemmParams& params, uint32_t warpgroup)
-      : smem_(smem), tma_d_(tma_d), tma_d_narrow_(tma_d_narrow), params_(params), warpgroup_(warpgroup),
+      : smem_(smem), tma_d_(tma_d), tma_d_narrow_(tma_d_narrow), params_(params),
+        c_ring_(c_ring(smem, params, warpgroup)), bias_ring_(bias_ring(smem, params)), warpgroup_(warpgroup),
         thread_(threadIdx.x % 128) {}
 
   TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kBlockN / 2]) {
@@ -32,64 +45,54 @@ class Epilogue {
     // element by element instead; slabs wholly past the end are not stored at all. The narrow
     // last slab of a 96-, 144- or 176-wide tile goes through tma_d_narrow, whose box is that
     // narrow and unswizzled.
-    constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
     const bool ragged_rows = (params_.problem.n * kOutBytes) % 16 != 0;
+    const uint8_t* bias = smem_.bias;
+    if constexpr (Cfg::kHasBias) {
+      bias_ring_.wait(bias_state_);
+      bias = smem_.bias + bias_state_.stage * Cfg::kGeo.bias_tile_bytes;
+    }
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
-        if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
+        if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup (and the loader)
         const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
         const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-        if (ragged_rows && slab_col + width > w.cols) {
-          store_direct(w, acc[a], a, slab);
+        const bool direct = ragged_rows && slab_col + width > w.cols;
+        // A slab stored element by element needs no buffer, unless its C is in one.
+        uint8_t* buffer = Cfg::kHasC || !direct ? take_buffer() : nullptr;
+        const SlabSource src{shared_address(buffer), shared_address(bias)};
+        if (direct) {
+          store_direct(w, acc[a], a, slab, narrow, src);
+          // Every thread has read its C from the buffer (generic proxy) before the loader's next
+          // TMA load (async proxy) may write it.
+          if constexpr (Cfg::kHasC) cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+          sync();
+          retire(false);
           continue;
         }
-        uint8_t* buffer = smem_.slabs[warpgroup_][buffer_];
-        // The store that last read this buffer must be done reading it.
-        if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
-        sync();
         if (narrow)
-          write_slab<true>(buffer, acc[a], slab, w, a);
+          write_slab<true>(buffer, acc[a], slab, src);
         else
-          write_slab<false>(buffer, acc[a], slab, w, a);
+          write_slab<false>(buffer, acc[a], slab, src);
         // Generic-proxy writes, read next by the TMA (async proxy).
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
         sync();
         if (thread_ == 0) {
           int32_t c[3];
           TileCoords<Cfg::kGemmType>::d(w, warpgroup_ * Cfg::kWarpgroupM + a * 64, slab * Cfg::kSlabCols, c);
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, narrow ? &tma_d_narrow_ : &tma_d_,
-                                          c, buffer);
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared,
+                                          narrow ? &tma_d_narrow_ : &tma_d_, c, buffer);
           cuda::ptx::cp_async_bulk_commit_group();
         }
-        buffer_ = (buffer_ + 1) % Cfg::kSlabBuffers;
+        retire(true);
       }
     }
-  }
-
-  // Slab `slab` of atom `atom` (plus C) straight to global memory, bounds checked per element.
-  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab) {
-    using Out = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
-    const CRows c_rows = c_rows_of(w, atom);
-    const uint32_t first_col = (thread_ % 32 % 4) * 2;
-    Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.d_batch : 0);
-    constexpr uint32_t kGroups = Cfg::kSlabCols / 8;
-#pragma unroll
-    for (uint32_t half = 0; half < 2; ++half) {
-      const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
-      if (tile_row >= w.rows) continue;
-      Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
-#pragma unroll
-      for (uint32_t g = 0; g < kGroups; ++g) {
-        const uint32_t j = slab * kGroups + g;
-        if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
-        const uint32_t col = j * 8 + first_col;
-#pragma unroll
-        for (uint32_t e = 0; e < 2; ++e)
-          if (col + e < w.cols) row[col + e] = static_cast<Out>(value(acc, j, half, e, c_rows));
-      }
+    if constexpr (Cfg::kHasBias) {
+      sync();  // every thread of the warpgroup is done with the tile's bias
+      if (thread_ == 0) bias_ring_.release_by_thread(bias_state_.stage);
+      bias_state_.advance();
     }
   }
 
@@ -99,6 +102,55 @@ class Epilogue {
   }
 
  private:
+  // Where a slab's C and the tile's bias are read from: shared-window addresses (32 bits).
+  struct SlabSource {
+    uint32_t c;
+    uint32_t bias;
+  };
+  static TC_DEVICE TC_FORCEINLINE uint32_t shared_address(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  }
+  static constexpr uint32_t kNoBuffer = ~0u;
+
+  // The buffer the next slab is written in. With C: the C ring's next slot, once the loader's C
+  // slab has landed in it. Without: the next buffer in turn, once the store that last read it is
+  // done reading.
+  TC_DEVICE uint8_t* take_buffer() {
+    if constexpr (Cfg::kHasC) {
+      c_ring_.wait(c_state_);
+      return smem_.slabs[warpgroup_][c_state_.stage];
+    } else {
+      uint8_t* buffer = smem_.slabs[warpgroup_][buffer_];
+      if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Cfg::kSlabBuffers - 1>{});
+      sync();
+      buffer_ = (buffer_ + 1) % Cfg::kSlabBuffers;
+      return buffer;
+    }
+  }
+
+  // After a slab left (by TMA: `by_tma`, or element by element): with C, its buffer goes back to
+  // the loader once no store reads it any more. The buffer of a TMA-stored slab is given back one
+  // slab later, so that waiting for its store to have read it costs nothing.
+  TC_DEVICE void retire(bool by_tma) {
+    if constexpr (Cfg::kHasC) {
+      if (thread_ == 0) {
+        if (by_tma)
+          cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<1>{});
+        else
+          cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+        if (pending_ != kNoBuffer) c_ring_.release_by_thread(pending_);
+        pending_ = kNoBuffer;
+        if (by_tma)
+          pending_ = c_state_.stage;
+        else
+          c_ring_.release_by_thread(c_state_.stage);
+      }
+      c_state_.advance();
+    } else {
+      (void)by_tma;
+    }
+  }
+
   TC_DEVICE TC_FORCEINLINE void sync() {
     // Reconverge the warp first (thread 0 may come from the store-wait branch): compute-sanitizer's
     // synccheck reports warps that reach a CTA barrier divergent.
@@ -108,101 +160,132 @@ class Epilogue {
 
   // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom.
   TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return (thread_ / 32) * 16 + (thread_ % 32) / 4 + 8 * half; }
+  // Column of accumulator e (0, 1) of 8-column group j within its group: this thread's pair.
+  TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return (thread_ % 32 % 4) * 2; }
 
-  // Byte offset of 16-byte chunk `chunk` of slab row `row` in the 128-byte swizzle.
-  static TC_DEVICE TC_FORCEINLINE uint32_t swizzled(uint32_t row, uint32_t chunk) {
-    return row * 128 + ((chunk ^ (row % 8)) * 16);
+  // Byte offset of 16-byte chunk `chunk` of slab row `row`: in the 128-byte swizzle of tma_d's
+  // box, or (narrow) in plain rows of the narrow last slab, tma_d_narrow's unswizzled box.
+  template <bool kNarrow>
+  static TC_DEVICE TC_FORCEINLINE uint32_t slab_offset(uint32_t row, uint32_t chunk) {
+    constexpr uint32_t kPitch = kNarrow ? Cfg::kNarrowSlabCols * kOutBytes : 128;
+    return kNarrow ? row * kPitch + chunk * 16 : row * 128 + ((chunk ^ (row % 8)) * 16);
+  }
+  // Byte offset, within the slab, of this thread's two elements of 8-column group g (of the slab)
+  // in accumulator row half h. The two are adjacent, so one load reads both.
+  template <bool kNarrow>
+  TC_DEVICE TC_FORCEINLINE uint32_t pair_offset(uint32_t g, uint32_t half) const {
+    const uint32_t byte = (g * 8 + first_col()) * kOutBytes;
+    return slab_offset<kNarrow>(atom_row(half), byte / 16) + byte % 16;
   }
 
-  // Writes slab `slab` of atom `atom`'s accumulators (plus C) into `buffer`: a full slab in the
-  // 128-byte swizzle of tma_d's box, or (kNarrow) the narrow last slab of 16, 32 or 48 columns as
-  // plain rows, the layout of tma_d_narrow's unswizzled box.
+  // This thread's pair of 8-column group j (of the tile), row half h, with the epilogue applied.
   template <bool kNarrow>
-  TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab, const TileWork& w,
-                            uint32_t atom) {
+  TC_DEVICE TC_FORCEINLINE float2 values(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
+                                         const SlabSource& src) const {
+    float2 v = make_float2(params_.alpha * acc[4 * j + 2 * half], params_.alpha * acc[4 * j + 2 * half + 1]);
+    if constexpr (Cfg::kHasC) {
+      const float2 c = load_pair<Out>(src.c + pair_offset<kNarrow>(j % kGroupsPerSlab, half));
+      v.x = fmaf(params_.beta, c.x, v.x);
+      v.y = fmaf(params_.beta, c.y, v.y);
+    }
+    if constexpr (Cfg::kHasBias) {
+      const float2 b = load_pair<Bias>(src.bias + (j * 8 + first_col()) * static_cast<uint32_t>(sizeof(Bias)));
+      v.x += b.x;
+      v.y += b.y;
+    }
+    return v;
+  }
+
+  // Two adjacent elements of type T at a shared address, as floats.
+  template <typename T>
+  static TC_DEVICE TC_FORCEINLINE float2 load_pair(uint32_t addr) {
+    if constexpr (sizeof(T) == 4) {
+      uint32_t x, y;
+      ptx::ld_shared_v2_b32(addr, x, y);
+      return make_float2(__uint_as_float(x), __uint_as_float(y));
+    } else {
+      const uint32_t u = ptx::ld_shared_b32(addr);
+      return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
+    }
+  }
+
+  template <bool kNarrow>
+  TC_DEVICE TC_FORCEINLINE uint32_t pack(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
+                                         const SlabSource& src) const {
+    const float2 f = values<kNarrow>(acc, j, half, src);
+    const __nv_bfloat162 v = __floats2bfloat162_rn(f.x, f.y);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+
+  // Writes slab `slab` of an atom's accumulators into `buffer`: a full slab in the 128-byte
+  // swizzle, or (kNarrow) the narrow last slab of 16, 32 or 48 columns as plain rows. With C the
+  // buffer holds the slab's C in the same layout: each thread reads exactly the elements it then
+  // writes (and the warps' rows are disjoint), so D can replace C in place.
+  template <bool kNarrow>
+  TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab, const SlabSource& src) {
     constexpr uint32_t kCols = kNarrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-    constexpr uint32_t kPitch = kNarrow ? kCols * (Cfg::kOutputFP32 ? 4 : 2) : 128;
     static_assert(kCols % 16 == 0, "stmatrix pairs and the TMA's 16-byte rows");
-    // Byte offset of 16-byte chunk `chunk` of slab row `row`.
-    const auto offset = [](uint32_t row, uint32_t chunk) {
-      return kNarrow ? row * kPitch + chunk * 16 : swizzled(row, chunk);
-    };
     const uint32_t lane = thread_ % 32;
-    CRows c_rows = c_rows_of(w, atom);
     if constexpr (!Cfg::kOutputFP32) {
-      __syncwarp();  // stmatrix is .aligned: the warp must be converged
       // stmatrix x4: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (0-7, 8j+8..), (8-15, 8j+8..).
       const uint32_t matrix = lane / 8;
       const uint32_t row = (thread_ / 32) * 16 + (matrix % 2) * 8 + lane % 8;
       const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(buffer));
 #pragma unroll
       for (uint32_t pair = 0; pair < kCols / 16; ++pair) {
-        const uint32_t j = slab * 8 + pair * 2;  // 8-column group
-        ptx::stmatrix_x4(base + offset(row, pair * 2 + matrix / 2), pack(acc, j, 0, c_rows),
-                         pack(acc, j, 1, c_rows), pack(acc, j + 1, 0, c_rows), pack(acc, j + 1, 1, c_rows));
+        const uint32_t j = slab * kGroupsPerSlab + pair * 2;  // 8-column group
+        const uint32_t r0 = pack<kNarrow>(acc, j, 0, src), r1 = pack<kNarrow>(acc, j, 1, src);
+        const uint32_t r2 = pack<kNarrow>(acc, j + 1, 0, src), r3 = pack<kNarrow>(acc, j + 1, 1, src);
+        __syncwarp();  // stmatrix is .aligned, and every lane has read its C before any lane writes
+        ptx::stmatrix_x4(base + slab_offset<kNarrow>(row, pair * 2 + matrix / 2), r0, r1, r2, r3);
       }
     } else {
 #pragma unroll
       for (uint32_t g = 0; g < kCols / 8; ++g) {  // 8-column groups of FP32, 32 bytes each
-        const uint32_t j = slab * 4 + g;
+        const uint32_t j = slab * kGroupsPerSlab + g;
 #pragma unroll
         for (uint32_t half = 0; half < 2; ++half) {
-          const uint32_t byte = g * 32 + (lane % 4) * 8;
-          float2* dst = reinterpret_cast<float2*>(buffer + offset(atom_row(half), byte / 16) + byte % 16);
-          *dst = make_float2(value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
+          const float2 v = values<kNarrow>(acc, j, half, src);
+          ptx::st_shared_v2_b32(shared_address(buffer) + pair_offset<kNarrow>(g, half), __float_as_uint(v.x),
+                                __float_as_uint(v.y));
         }
       }
     }
   }
 
-  // Where this thread's two accumulator rows of an atom read C: a row pointer each (null past the
-  // tile's rows), and how many of its columns, from its first, lie inside the tile.
-  struct CRows {
-    const void* row[2];
-    uint32_t cols;
-  };
-
-  TC_DEVICE TC_FORCEINLINE CRows c_rows_of(const TileWork& w, uint32_t atom) const {
-    CRows r{{nullptr, nullptr}, 0};
-    if constexpr (Cfg::kHasC) {
-      using CType = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
-      const uint32_t first_col = (thread_ % 32 % 4) * 2;
-      const CType* c = static_cast<const CType*>(params_.c_ptr) + w.col + first_col +
-                       (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.c_batch : 0);
-      r.cols = w.cols > first_col ? w.cols - first_col : 0;
+  // Slab `slab` of atom `atom` straight to global memory, bounds checked per element.
+  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab,
+                              bool narrow, const SlabSource& src) {
+    Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.d_batch : 0);
 #pragma unroll
-      for (uint32_t half = 0; half < 2; ++half) {
-        const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
-        r.row[half] = tile_row < w.rows ? c + uint64_t{w.row + tile_row} * params_.ldc : nullptr;
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
+      if (tile_row >= w.rows) continue;
+      Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
+#pragma unroll
+      for (uint32_t g = 0; g < kGroupsPerSlab; ++g) {
+        const uint32_t j = slab * kGroupsPerSlab + g;
+        if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
+        const uint32_t col = j * 8 + first_col();
+        const float2 v = narrow ? values<true>(acc, j, half, src) : values<false>(acc, j, half, src);
+        if (col < w.cols) row[col] = static_cast<Out>(v.x);
+        if (col + 1 < w.cols) row[col + 1] = static_cast<Out>(v.y);
       }
     }
-    return r;
-  }
-
-  // Accumulator e (0, 1) of 8-column group j, row half h, plus C where the tile has one.
-  TC_DEVICE TC_FORCEINLINE float value(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half, uint32_t e,
-                                       const CRows& c) const {
-    float v = acc[4 * j + 2 * half + e];
-    if constexpr (Cfg::kHasC) {
-      using CType = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
-      if (c.row[half] != nullptr && j * 8 + e < c.cols) v += static_cast<float>(static_cast<const CType*>(c.row[half])[j * 8 + e]);
-    }
-    return v;
-  }
-
-  TC_DEVICE TC_FORCEINLINE uint32_t pack(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
-                                         const CRows& c) const {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(value(acc, j, half, 0, c), value(acc, j, half, 1, c));
-    return *reinterpret_cast<const uint32_t*>(&v);
   }
 
   const GemmSm90Smem<Cfg>& smem_;
   const TmaDescriptor& tma_d_;
   const TmaDescriptor& tma_d_narrow_;
   const GemmParams& params_;
+  StageRing<Cfg::kCRing> c_ring_;
+  StageRing<Cfg::kBiasRing> bias_ring_;
+  PipelineState<Cfg::kSlabBuffers> c_state_ = consumer_start_state<Cfg::kSlabBuffers>();
+  PipelineState<Cfg::kBiasSlots> bias_state_ = consumer_start_state<Cfg::kBiasSlots>();
   uint32_t warpgroup_;
   uint32_t thread_;
-  uint32_t buffer_ = 0;
+  uint32_t buffer_ = 0;            // without C: the next slab buffer
+  uint32_t pending_ = kNoBuffer;   // with C: the buffer to give back after the next store
 };
 
 }  // namespace tilecast

@@ -21,6 +21,9 @@ inline constexpr uint32_t kSwizzleAtomBytes = 1024;
 inline constexpr uint32_t kSm90RegistersPerSm = 65536;
 inline constexpr uint32_t kMaxRegistersPerThread = 255;
 
+// One TileInfo (config.cuh) in the tile ring.
+inline constexpr uint32_t kTileInfoBytes = 32;
+
 // A TMA box, innermost dimension first: `cols` elements of a row, `rows` rows.
 struct TmaBox {
   uint32_t cols = 0, rows = 0;
@@ -29,7 +32,11 @@ struct TmaBox {
 // Byte offsets into the kernel's dynamic shared memory once its start is aligned to 1024.
 struct GemmSmemLayout {
   uint32_t a = 0, b = 0, slabs = 0;  // operand rings and epilogue slabs, each 1024-aligned
+  uint32_t bias = 0;                 // the bias ring's tiles (with has_bias), 128-aligned
   uint32_t full = 0, empty = 0;      // the operand ring's mbarriers
+  uint32_t c_full = 0, c_empty = 0;  // each consumer warpgroup's C ring (its slab buffers), with has_c
+  uint32_t bias_full = 0, bias_empty = 0;
+  uint32_t tile_full = 0, tile_empty = 0, tile_slot = 0;  // the tile ring: the producer's work, for the consumers
   uint32_t unit_full = 0, unit_empty = 0, unit_slot = 0;  // the dynamic-unit ring
   uint32_t end = 0;                  // bytes of the layout
   uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
@@ -64,8 +71,22 @@ struct GemmGeometry {
   uint32_t slab_buffers = 0;
   TmaBox d_box, d_narrow_box;
 
+  // C and bias reach shared memory by TMA, loaded by the epilogue loader (one thread of the
+  // producer warpgroup's second warp): C into the slab buffers, which the epilogue then
+  // overwrites with D in place (a C ring per consumer warpgroup, one slot per slab buffer); the
+  // bias tile of block_n columns into a ring of its own, read by every consumer warpgroup.
+  bool epilogue_loader = false;
+  TmaBox c_box, c_narrow_box, bias_box;
+  uint32_t bias_slots = 0, bias_tile_bytes = 0;
+
+  // The tile ring: the producer publishes each step's work (a TileInfo) and every consumer warp
+  // and the epilogue loader read it there, so they keep no scheduler state in the registers that
+  // the accumulators (or the loader's 56) need. Two slots more than stages: the producer runs at
+  // most about that many tiles ahead of the consumers.
+  uint32_t tile_slots = 0;
+
   // The dynamic-unit ring that broadcasts claimed units to the cluster, and its readers per CTA:
-  // the producer thread and every consumer warp.
+  // the producer thread alone.
   uint32_t unit_slots = 0, unit_readers_per_cta = 0;
 
   GemmSmemLayout smem;
@@ -75,15 +96,27 @@ namespace geometry_detail {
 
 TC_HOST_DEVICE constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
+// TMA loads into shared memory start on 128-byte boundaries.
+inline constexpr uint32_t kTmaSmemAlign = 128;
+
 TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t stages, uint32_t consumer_warpgroups,
-                                               uint32_t slab_buffers) {
+                                               uint32_t slab_buffers, bool has_c) {
   GemmSmemLayout l;
   l.a = 0;
   l.b = align_up(l.a + stages * g.tile_a_bytes, kSwizzleAtomBytes);
   l.slabs = align_up(l.b + stages * g.tile_b_bytes, kSwizzleAtomBytes);
-  l.full = l.slabs + consumer_warpgroups * slab_buffers * g.slab_bytes;
+  l.bias = align_up(l.slabs + consumer_warpgroups * slab_buffers * g.slab_bytes, kTmaSmemAlign);
+  l.full = align_up(l.bias + g.bias_slots * g.bias_tile_bytes, 8);
   l.empty = l.full + stages * 8;
-  l.unit_full = l.empty + stages * 8;
+  l.c_full = l.empty + stages * 8;
+  const uint32_t c_slots = has_c ? consumer_warpgroups * slab_buffers : 0;
+  l.c_empty = l.c_full + c_slots * 8;
+  l.bias_full = l.c_empty + c_slots * 8;
+  l.bias_empty = l.bias_full + g.bias_slots * 8;
+  l.tile_full = l.bias_empty + g.bias_slots * 8;
+  l.tile_empty = l.tile_full + g.tile_slots * 8;
+  l.tile_slot = l.tile_empty + g.tile_slots * 8;  // kTileInfoBytes each, 8-aligned
+  l.unit_full = l.tile_slot + g.tile_slots * kTileInfoBytes;
   l.unit_empty = l.unit_full + g.unit_slots * 8;
   l.unit_slot = l.unit_empty + g.unit_slots * 8;
   l.end = l.unit_slot + g.unit_slots * 4;
@@ -121,14 +154,23 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.d_box = {g.slab_cols, g.slab_rows};
   g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
 
+  g.epilogue_loader = s.has_c || s.has_bias;
+  g.c_box = s.has_c ? g.d_box : TmaBox{};
+  g.c_narrow_box = s.has_c ? g.d_narrow_box : TmaBox{};
+  // Two bias tiles: the loader fills the next tile's while the consumers read this one's.
+  g.bias_slots = s.has_bias ? 2 : 0;
+  g.bias_tile_bytes = s.has_bias ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
+  g.bias_box = s.has_bias ? TmaBox{s.block_n, 1} : TmaBox{};
+
+  g.tile_slots = s.stages + 2;
   g.unit_slots = 2;
-  g.unit_readers_per_cta = 1 + g.consumer_warps;
+  g.unit_readers_per_cta = 1;
 
   g.slab_buffers = 2;
-  g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 2);
+  g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 2, s.has_c);
   if (g.smem.launch_bytes > kSm90MaxSmemBytes) {
     g.slab_buffers = 1;
-    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 1);
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 1, s.has_c);
   }
   return g;
 }

@@ -1,7 +1,8 @@
 // The persistent, warp-specialized SM90 BF16 GEMM: D = A * B^T (+ C).
 //
-// Warpgroup 0 is the producer (one thread issues all TMA loads), warpgroups 1.. are consumers
-// (wgmma and the epilogue). Every CTA of a cluster walks the same schedule; per tile and operand
+// Warpgroup 0 is the producer (one thread issues the operands' TMA loads; with C or a bias one
+// thread of its second warp is the epilogue loader), warpgroups 1.. are consumers (wgmma and the
+// epilogue). Every CTA of a cluster walks the same schedule; per tile and operand
 // the scheduler says which CTAs share the tile and who issues its multicast load.
 #pragma once
 
@@ -24,7 +25,8 @@ template <class Traits>
 __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
                      const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ TmaDescriptor tma_d_narrow,
-                     const __grid_constant__ GemmParams params) {
+                     const __grid_constant__ TmaDescriptor tma_c, const __grid_constant__ TmaDescriptor tma_c_narrow,
+                     const __grid_constant__ TmaDescriptor tma_bias, const __grid_constant__ GemmParams params) {
   using Cfg = GemmSm90Config<Traits>;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t raw_smem[];
@@ -40,10 +42,17 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_d);
     if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);
+    if constexpr (Cfg::kHasC) ptx::prefetch_tensormap(&tma_c);
+    if constexpr (Cfg::kHasC && Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_c_narrow);
+    if constexpr (Cfg::kHasBias) ptx::prefetch_tensormap(&tma_bias);
   }
   if (threadIdx.x == 0) {
     operand_ring(smem, params).init();
     unit_ring(smem, params).init();
+    tile_ring(smem, params).init();
+    if constexpr (Cfg::kHasC)
+      for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) c_ring(smem, params, wg).init();
+    if constexpr (Cfg::kHasBias) bias_ring(smem, params).init();
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
@@ -54,9 +63,11 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
     if (threadIdx.x == 0) run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
+    if constexpr (Cfg::kEpilogueLoader)
+      if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    run_consumer<Cfg>(smem, tma_d, tma_d_narrow, params, cluster_id, rank, warpgroup - 1);
+    run_consumer<Cfg>(smem, tma_d, tma_d_narrow, params, warpgroup - 1);
   }
   // One call site for every thread: a cluster barrier reached from two places is a divergent
   // barrier to compute-sanitizer's synccheck.

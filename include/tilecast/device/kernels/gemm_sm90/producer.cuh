@@ -10,9 +10,28 @@
 namespace tilecast {
 
 template <typename Cfg>
-TC_DEVICE StageRing<Cfg::kStages> operand_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
-  return {smem.full, smem.empty, Cfg::kOperandRing, params.wait,
-          {BarrierId::kFull, BarrierId::kEmpty, BarrierId::kEmptyTeardown}};
+TC_DEVICE StageRing<Cfg::kOperandRing> operand_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
+  return {smem.full, smem.empty, params.wait, {BarrierId::kFull, BarrierId::kEmpty, BarrierId::kEmptyTeardown}};
+}
+
+// The tile ring: the producer publishes each step's work there for its consumers.
+template <typename Cfg>
+TC_DEVICE StageRing<Cfg::kTileRing> tile_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
+  return {smem.tile_full, smem.tile_empty, params.wait, {BarrierId::kTileFull, BarrierId::kTileEmpty, BarrierId::kTileEmpty}};
+}
+
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE void publish(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kTileRing>& tiles,
+                                      PipelineState<Cfg::kTileSlots>& state, const TileInfo& info) {
+  tiles.acquire(state);
+  smem.tile_slot[state.stage] = info;
+  // The arrive releases (at CTA scope) the slot's stores to the consumers that wait on it.
+  cuda::ptx::mbarrier_arrive(tiles.full_barrier(state.stage));
+  state.advance();
+}
+
+TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
+  return {w.valid ? kTileValid : 0u, w.num_k_steps, w.group, w.row, w.rows, w.col, w.cols, 0u};
 }
 
 // Loads one operand box into the same stage of every CTA in `mask` (just this CTA when the mask
@@ -31,11 +50,14 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
                             const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
   TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
-  const StageRing<Cfg::kStages> ring = operand_ring(smem, params);
+  const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
+  const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
-  while (scheduler.seek(units.template next<true>())) {
+  PipelineState<Cfg::kTileSlots> tile = producer_start_state<Cfg::kTileSlots>();
+  while (scheduler.seek(units.next())) {
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step) {
       const TileWork w = scheduler.work(step);
+      publish(smem, tiles, tile, tile_info(w));
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
         ring.acquire(state);
         uint64_t* full = ring.full_barrier(state.stage);
@@ -59,6 +81,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       }
     }
   }
+  publish(smem, tiles, tile, TileInfo{kTileEnd, 0, 0, 0, 0, 0, 0, 0});
   units.finish();
   ring.tail(state);
 }

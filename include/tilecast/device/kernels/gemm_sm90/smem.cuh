@@ -17,6 +17,14 @@ struct GemmSm90Smem {
   Slabs* slabs;         // [consumer warpgroups][buffers]
   uint64_t* full;       // [stages]: flipped by the TMA bytes landing (and the producer's arrive)
   uint64_t* empty;      // [stages]: released by the consumers (ring_protocol.cuh)
+  uint8_t* bias;        // [bias slots][bias tile bytes]
+  uint64_t* c_full;     // [consumer warpgroups][slab buffers]: a C slab landed in the buffer
+  uint64_t* c_empty;    // [consumer warpgroups][slab buffers]: the buffer's D store has read it
+  uint64_t* bias_full;  // [bias slots]
+  uint64_t* bias_empty;
+  uint64_t* tile_full;  // [tile slots]
+  uint64_t* tile_empty;
+  TileInfo* tile_slot;
   uint64_t* unit_full;  // [unit slots]
   uint64_t* unit_empty;
   uint32_t* unit_slot;
@@ -29,6 +37,14 @@ struct GemmSm90Smem {
         slabs(reinterpret_cast<Slabs*>(base + Cfg::kGeo.smem.slabs)),
         full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.full)),
         empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.empty)),
+        bias(base + Cfg::kGeo.smem.bias),
+        c_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.c_full)),
+        c_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.c_empty)),
+        bias_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.bias_full)),
+        bias_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.bias_empty)),
+        tile_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.tile_full)),
+        tile_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.tile_empty)),
+        tile_slot(reinterpret_cast<TileInfo*>(base + Cfg::kGeo.smem.tile_slot)),
         unit_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_full)),
         unit_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_empty)),
         unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)) {}

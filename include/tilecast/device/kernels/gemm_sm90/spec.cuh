@@ -20,14 +20,16 @@ struct GemmKernelSpec {
   ClusterShape cluster{};            // CTAs along M x along N
   uint32_t consumer_warpgroups = 2;  // wgmma warpgroups; each takes block_m / consumer_warpgroups rows
   DType out = DType::kBF16;          // D's element type, and C's
-  bool has_c = false;                // D = A * B^T + C
+  bool has_c = false;                // D = alpha * A * B^T + beta * C, C read by TMA
+  bool has_bias = false;             // + bias[column], read by TMA
+  DType bias_type = DType::kFP32;    // the bias vector's element type (with has_bias)
   GemmType type = GemmType::kNormal;
   bool dynamic_units = false;        // units claimed from a global counter shared with a companion launch
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
-           consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c && type == o.type &&
-           dynamic_units == o.dynamic_units;
+           consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
+           has_bias == o.has_bias && bias_type == o.bias_type && type == o.type && dynamic_units == o.dynamic_units;
   }
 };
 
@@ -37,9 +39,19 @@ inline constexpr uint32_t kWgmmaAtomRows = 64;
 inline constexpr uint32_t kMaxAccumulators = 128;
 // Deepest operand ring the planner considers.
 inline constexpr uint32_t kGemmMaxStages = 8;
-// The dynamic-unit kernel keeps the claimed unit in registers too: ptxas spills it at 256-wide
-// tiles, and at 192 once the ring is 5 deep with C (tests/cpu/api/test_kernel_variants.cpp).
-inline constexpr uint32_t kWidestDynamicBlockN = 176;
+// The dynamic-unit kernel's producer keeps the claimed unit in registers too: with C or a bias
+// (the epilogue loader beside it) ptxas spills at 256-wide tiles (tests/cpu/api/
+// test_kernel_variants.cpp). Without them every width compiles clean since the consumers take
+// their work from the tile ring.
+inline constexpr uint32_t kWidestDynamicEpilogueBlockN = 192;
+// An epilogue that reads C and the bias, or either of them with FP32 output, needs a few
+// registers more than 256-wide tiles leave a consumer thread beside its 128 accumulators (ptxas
+// spills 8-28 bytes there, none at 192: tests/cpu/api/test_kernel_variants.cpp).
+inline constexpr uint32_t kWidestHeavyEpilogueBlockN = 192;
+
+TC_HOST_DEVICE constexpr bool heavy_epilogue(bool has_c, bool has_bias, DType out) {
+  return (has_c && has_bias) || (out == DType::kFP32 && (has_c || has_bias));
+}
 
 TC_HOST_DEVICE constexpr bool is_wgmma_width(uint32_t n) {
   for (uint32_t w : kWgmmaBF16Widths)
@@ -66,9 +78,12 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (!is_cluster_shape(s.cluster)) return "cluster must be 1x1, 2x1, 1x2, 4x1, 1x4 or 2x2";
   if (s.stages < 2 || s.stages > kGemmMaxStages) return "stages must be 2..8";
   if (s.out != DType::kBF16 && s.out != DType::kFP32) return "the output is bf16 or fp32";
+  if (s.has_bias && s.bias_type != DType::kBF16 && s.bias_type != DType::kFP32) return "the bias is bf16 or fp32";
   if (static_cast<uint32_t>(s.type) > static_cast<uint32_t>(GemmType::kKGroupedContiguous)) return "unknown gemm type";
-  if (s.dynamic_units && s.block_n > kWidestDynamicBlockN)
-    return "the dynamic-unit (companion) kernel spills registers above 176-wide tiles";
+  if (s.dynamic_units && (s.has_c || s.has_bias) && s.block_n > kWidestDynamicEpilogueBlockN)
+    return "the dynamic-unit (companion) kernel with C or a bias spills registers above 192-wide tiles";
+  if (heavy_epilogue(s.has_c, s.has_bias, s.out) && s.block_n > kWidestHeavyEpilogueBlockN)
+    return "an epilogue with C and a bias, or either with FP32 output, spills registers above 192-wide tiles";
   return nullptr;
 }
 
@@ -84,6 +99,8 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
                              s.consumer_warpgroups,
                              static_cast<uint32_t>(s.out),
                              s.has_c ? 1u : 0u,
+                             s.has_bias ? 1u : 0u,
+                             static_cast<uint32_t>(s.bias_type),
                              static_cast<uint32_t>(s.type),
                              s.dynamic_units ? 1u : 0u};
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
@@ -104,6 +121,8 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.consumer_warpgroups = Traits::kConsumerWarpgroups;
   s.out = Traits::kOutput;
   s.has_c = Traits::kHasC;
+  s.has_bias = Traits::kHasBias;
+  s.bias_type = Traits::kBiasType;
   s.type = Traits::kGemmType;
   s.dynamic_units = Traits::kDynamicUnits;
   return s;

@@ -3,9 +3,9 @@
 // Static: cluster c takes units c, c + clusters, ... Every role computes that itself.
 // Dynamic: rank 0's producer thread claims the next unit from a global counter shared with any
 // companion launch and writes it into a slot of every CTA of the cluster with st.async, whose
-// bytes complete that CTA's unit_full barrier. Every reader (each CTA's producer thread and each
-// consumer warp) then releases the slot on rank 0 (unit_ring_protocol), so a slot is refilled
-// only once the whole cluster has read it. A unit past the end tells everyone to stop.
+// bytes complete that CTA's unit_full barrier. Every CTA's producer thread then releases the
+// slot on rank 0 (unit_ring_protocol), so a slot is refilled only once the whole cluster has read
+// it. (The consumers and the epilogue loader take their work from the producer: tile ring.) A unit past the end tells everyone to stop.
 #pragma once
 
 #include <cuda/atomic>
@@ -17,9 +17,8 @@
 namespace tilecast {
 
 template <typename Cfg>
-TC_DEVICE StageRing<Cfg::kUnitSlots> unit_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
-  return {smem.unit_full, smem.unit_empty, Cfg::kUnitRing, params.wait,
-          {BarrierId::kUnitFull, BarrierId::kUnitEmpty, BarrierId::kUnitEmpty}};
+TC_DEVICE StageRing<Cfg::kUnitRing> unit_ring(const GemmSm90Smem<Cfg>& smem, const GemmParams& params) {
+  return {smem.unit_full, smem.unit_empty, params.wait, {BarrierId::kUnitFull, BarrierId::kUnitEmpty, BarrierId::kUnitEmpty}};
 }
 
 template <typename Cfg>
@@ -28,9 +27,8 @@ class UnitSource {
   TC_DEVICE UnitSource(const GemmSm90Smem<Cfg>& smem, const GemmParams& params, uint32_t cluster_id, uint32_t rank)
       : smem_(smem), params_(params), ring_(unit_ring(smem, params)), rank_(rank), next_static_(cluster_id) {}
 
-  // The next unit for this role. kProducer: the producer thread (rank 0's also claims);
-  // otherwise a consumer warp (all its lanes call).
-  template <bool kProducer>
+  // The next unit, for the producer thread (rank 0's also claims). The consumers and the epilogue
+  // loader take their work from the producer through the tile ring.
   TC_DEVICE uint32_t next() {
     if constexpr (!Cfg::kDynamicUnits) {
       const uint32_t unit = next_static_;
@@ -38,19 +36,12 @@ class UnitSource {
       return unit;
     } else {
       const uint32_t slot = read_.stage;
-      if constexpr (kProducer) {
-        if (rank_ == 0) claim_and_broadcast();
-        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                             ring_.full_barrier(slot), sizeof(uint32_t));
-      }
+      if (rank_ == 0) claim_and_broadcast();
+      cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                           ring_.full_barrier(slot), sizeof(uint32_t));
       ring_.wait(read_);
       const uint32_t unit = *static_cast<volatile uint32_t*>(&smem_.unit_slot[slot]);
-      if constexpr (kProducer) {
-        ring_.release_by_thread(slot);
-      } else {
-        __syncwarp();
-        ring_.release_by_warp(slot, threadIdx.x % 32);
-      }
+      ring_.release_by_thread(slot);
       read_.advance();
       return unit;
     }
@@ -89,7 +80,7 @@ class UnitSource {
 
   const GemmSm90Smem<Cfg>& smem_;
   const GemmParams& params_;
-  StageRing<Cfg::kUnitSlots> ring_;
+  StageRing<Cfg::kUnitRing> ring_;
   uint32_t rank_;
   uint32_t next_static_;
   PipelineState<Cfg::kUnitSlots> read_ = consumer_start_state<Cfg::kUnitSlots>();
