@@ -88,10 +88,17 @@ std::vector<GemmCase> companion_cases() {
 
 std::vector<GemmCase> small_cases() {
   std::vector<GemmCase> out;
+  uint32_t i = 0;
   for (const ClusterShape& cs : kClusterShapes) {
-    // 3 x 3 tiles of 128 and a K of two and a half k-steps.
+    // 3 x 3 tiles of 128 and a K of two and a half k-steps; C (read by the epilogue loader)
+    // everywhere, a bias on every other shape, FP32 output on every third.
     GemmCase c = with_tiles({"small", 300, 330, 160}, cs);
     c.with_c = true;
+    c.with_bias = i % 2 == 1;
+    c.out = i % 3 == 2 ? DType::kFP32 : DType::kBF16;
+    c.alpha = 0.5f;
+    c.beta = 2.0f;
+    ++i;
     out.push_back(c);
   }
   GemmCase companion = with_tiles({"small_companion", 600, 700, 128}, {2, 2});

@@ -88,5 +88,11 @@ TC_DEVICE TC_FORCEINLINE void ld_shared_v2_b32(uint32_t addr, uint32_t& x, uint3
 TC_DEVICE TC_FORCEINLINE void st_shared_v2_b32(uint32_t addr, uint32_t x, uint32_t y) {
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(addr), "r"(x), "r"(y) : "memory");
 }
+TC_DEVICE TC_FORCEINLINE void ld_shared_v4_b32(uint32_t addr, uint32_t& x, uint32_t& y, uint32_t& z, uint32_t& w) {
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(addr) : "memory");
+}
+TC_DEVICE TC_FORCEINLINE void st_shared_v4_b32(uint32_t addr, uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
 
 }  // namespace tilecast::ptx

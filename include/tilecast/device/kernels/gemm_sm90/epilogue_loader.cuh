@@ -48,7 +48,7 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
 
   for (;;) {
     tiles.wait(tile);
-    const TileInfo info = smem.tile_slot[tile.stage];
+    const TileInfo info = read_tile_info(smem, tile.stage);
     tiles.release_by_thread(tile.stage);
     tile.advance();
     if (info.flags & kTileEnd) break;

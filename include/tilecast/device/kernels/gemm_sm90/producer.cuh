@@ -6,6 +6,7 @@
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/device/kernels/gemm_sm90/unit_source.cuh"
+#include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
 
@@ -20,14 +21,27 @@ TC_DEVICE StageRing<Cfg::kTileRing> tile_ring(const GemmSm90Smem<Cfg>& smem, con
   return {smem.tile_full, smem.tile_empty, params.wait, {BarrierId::kTileFull, BarrierId::kTileEmpty, BarrierId::kTileEmpty}};
 }
 
+// (32-bit shared stores: the producer lives in 56 registers.)
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void publish(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kTileRing>& tiles,
                                       PipelineState<Cfg::kTileSlots>& state, const TileInfo& info) {
   tiles.acquire(state);
-  smem.tile_slot[state.stage] = info;
+  const uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(&smem.tile_slot[state.stage]));
+  ptx::st_shared_v4_b32(slot, info.flags, info.num_k_steps, info.group, info.row);
+  ptx::st_shared_v4_b32(slot + 16, info.rows, info.col, info.cols, info.unused);
   // The arrive releases (at CTA scope) the slot's stores to the consumers that wait on it.
   cuda::ptx::mbarrier_arrive(tiles.full_barrier(state.stage));
   state.advance();
+}
+
+// A slot's work, as the consumers and the epilogue loader read it.
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE TileInfo read_tile_info(const GemmSm90Smem<Cfg>& smem, uint32_t stage) {
+  const uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(&smem.tile_slot[stage]));
+  TileInfo t;
+  ptx::ld_shared_v4_b32(slot, t.flags, t.num_k_steps, t.group, t.row);
+  ptx::ld_shared_v4_b32(slot + 16, t.rows, t.col, t.cols, t.unused);
+  return t;
 }
 
 TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
