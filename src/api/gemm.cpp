@@ -35,11 +35,13 @@ TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle
   return d;
 }
 
-// The bias vector as a one-row tensor whose box is one tile's columns.
+// The bias vector as a tensor of one row (3-D like every other: the kernel loads it with the same
+// 3-D TMA instruction), whose box is one tile's columns.
 TmaDescriptor bias_descriptor(const VectorView& bias, const TmaBox& box) {
   const uint64_t n = static_cast<uint64_t>(bias.length), elem = dtype_size(bias.dtype);
   const uint64_t row_stride = (n * elem + 15) / 16 * 16 / elem;  // one row: any 16-byte multiple will do
-  const jit::TmaTensor t = jit::tma_2d(bias.data, bias.dtype, 1, n, row_stride, box.rows, box.cols, jit::TmaSwizzle::kNone);
+  const jit::TmaTensor t = jit::tma_3d(bias.data, bias.dtype, 1, 1, n, row_stride, row_stride, 1, box.rows, box.cols,
+                                       jit::TmaSwizzle::kNone);
   const CUtensorMap map = jit::make_tensor_map(t);
   TmaDescriptor desc;
   std::memcpy(&desc, &map, sizeof desc);

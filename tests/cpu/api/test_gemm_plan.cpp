@@ -107,6 +107,24 @@ TEST(GemmGeometry, EpilogueGivesUpItsSecondSlabBufferOnlyForAnExtraStage) {
   EXPECT_EQ(p.main.kernel.stages, 6u);
 }
 
+TEST(GemmGeometry, WithCTheRingKeepsTwoSlabBuffersAndTheRestGoToC) {
+  GemmKernelSpec s = spec(128, 192, 2, DType::kFP32);
+  s.has_c = true;
+  s.stages = deepest_stages(s);
+  EXPECT_EQ(s.stages, 4u) << "5 stages would leave one buffer";
+  EXPECT_EQ(gemm_geometry(s).slab_buffers, 4u) << "the room 4 stages leave";
+  s = spec(128, 144, 2);
+  s.has_c = true;
+  s.stages = deepest_stages(s);
+  EXPECT_EQ(s.stages, 5u);
+  EXPECT_EQ(gemm_geometry(s).slab_buffers, 3u) << "one per slab of the warpgroup's rows: 64 + 64 + 16 columns";
+  s = spec(128, 256, 2);
+  s.has_c = true;
+  s.stages = deepest_stages(s);
+  EXPECT_EQ(s.stages, 4u);
+  EXPECT_EQ(gemm_geometry(s).slab_buffers, 2u);
+}
+
 TEST(GemmSpec, RulesNameWhatIsWrong) {
   GemmKernelSpec s = spec(128, 128, 4);
   EXPECT_EQ(gemm_spec_error(s), nullptr);

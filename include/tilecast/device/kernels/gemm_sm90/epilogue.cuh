@@ -129,10 +129,17 @@ class Epilogue {
   }
 
   // After a slab left (by TMA: `by_tma`, or element by element): with C, its buffer goes back to
-  // the loader once no store reads it any more. The buffer of a TMA-stored slab is given back one
-  // slab later, so that waiting for its store to have read it costs nothing.
+  // the loader once no store reads it any more. With two buffers or more, the buffer of a
+  // TMA-stored slab is given back one slab later, so that waiting for its store to have read it
+  // costs nothing; with one, at once (holding it would leave the loader nothing to fill).
   TC_DEVICE void retire(bool by_tma) {
-    if constexpr (Cfg::kHasC) {
+    if constexpr (Cfg::kHasC && Cfg::kSlabBuffers == 1) {
+      if (thread_ == 0) {
+        cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+        c_ring_.release_by_thread(0);
+      }
+      c_state_.advance();
+    } else if constexpr (Cfg::kHasC) {
       if (thread_ == 0) {
         if (by_tma)
           cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<1>{});

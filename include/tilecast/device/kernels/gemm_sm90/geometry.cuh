@@ -21,6 +21,8 @@ inline constexpr uint32_t kSwizzleAtomBytes = 1024;
 inline constexpr uint32_t kSm90RegistersPerSm = 65536;
 inline constexpr uint32_t kMaxRegistersPerThread = 255;
 
+// The most slab buffers a consumer warpgroup takes with C (the C ring's depth).
+inline constexpr uint32_t kMaxCSlabBuffers = 8;
 // One TileInfo (config.cuh) in the tile ring.
 inline constexpr uint32_t kTileInfoBytes = 32;
 
@@ -95,6 +97,7 @@ struct GemmGeometry {
 namespace geometry_detail {
 
 TC_HOST_DEVICE constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+TC_HOST_DEVICE constexpr uint32_t cmin(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 // TMA loads into shared memory start on 128-byte boundaries.
 inline constexpr uint32_t kTmaSmemAlign = 128;
@@ -166,11 +169,13 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.unit_slots = 2;
   g.unit_readers_per_cta = 1;
 
-  g.slab_buffers = 2;
-  g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 2, s.has_c);
-  if (g.smem.launch_bytes > kSm90MaxSmemBytes) {
-    g.slab_buffers = 1;
-    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, 1, s.has_c);
+  // Slab buffers: without C two where they fit, else one. With C as many as fit up to one per slab
+  // of the warpgroup's share of a tile, so that the loader can fetch the tile's C while the main
+  // loop runs (deepest_stages keeps at least two).
+  const uint32_t wanted = s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
+  for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, s.has_c);
+    if (g.smem.launch_bytes <= kSm90MaxSmemBytes || g.slab_buffers == 1) break;
   }
   return g;
 }
@@ -183,12 +188,18 @@ TC_HOST_DEVICE constexpr const char* gemm_geometry_error(const GemmKernelSpec& s
 }
 
 // The deepest ring (at most kGemmMaxStages) whose shared memory fits, or 0 when not even two do.
+// With C, the deepest that leaves the C ring two slab buffers, where one exists: with one, the
+// loader can fetch a slab's C only after the previous slab's store has read the buffer.
 TC_HOST_DEVICE constexpr uint32_t deepest_stages(GemmKernelSpec s) {
+  uint32_t single_buffered = 0;
   for (uint32_t stages = kGemmMaxStages; stages >= 2; --stages) {
     s.stages = stages;
-    if (gemm_geometry(s).smem.launch_bytes <= kSm90MaxSmemBytes) return stages;
+    const GemmGeometry g = gemm_geometry(s);
+    if (g.smem.launch_bytes > kSm90MaxSmemBytes) continue;
+    if (!s.has_c || g.slab_buffers >= 2) return stages;
+    if (!single_buffered) single_buffered = stages;
   }
-  return 0;
+  return single_buffered;
 }
 
 }  // namespace tilecast
