@@ -36,6 +36,21 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
+// Order statistics of per-run times (sorts `us`).
+TimingStats stats_of(std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  TimingStats st;
+  st.iters = static_cast<int>(us.size());
+  st.min_us = us.front();
+  st.median_us = percentile(us, 0.5);
+  st.p10_us = percentile(us, 0.1);
+  st.p90_us = percentile(us, 0.9);
+  double sum = 0;
+  for (double x : us) sum += x;
+  st.mean_us = sum / static_cast<double>(us.size());
+  return st;
+}
+
 }  // namespace
 
 L2Flusher::L2Flusher(size_t bytes) : buffer_(bytes) {}
@@ -88,16 +103,8 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
       TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
       us[i] = ms * 1e3;
     }
-    std::sort(us.begin(), us.end());
     TimingStats& st = out[j];
-    st.iters = iters;
-    st.min_us = us.front();
-    st.median_us = percentile(us, 0.5);
-    st.p10_us = percentile(us, 0.1);
-    st.p90_us = percentile(us, 0.9);
-    double sum = 0;
-    for (double x : us) sum += x;
-    st.mean_us = sum / iters;
+    st = stats_of(us);
     st.during = during;
     // Shared by the interleaved functions: the loop as a whole.
     st.host_us_per_iter = host_us / static_cast<double>(runs);
@@ -121,20 +128,8 @@ std::vector<TimingStats> time_host_enqueue(const std::vector<Enqueue>& fns, cuda
     }
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
   TC_CUDA_CHECK(cudaGetLastError());
-  std::vector<TimingStats> out(fns.size());
-  for (size_t j = 0; j < fns.size(); ++j) {
-    std::vector<double>& us = per_call[j];
-    std::sort(us.begin(), us.end());
-    TimingStats& st = out[j];
-    st.iters = rounds;
-    st.min_us = us.front();
-    st.median_us = percentile(us, 0.5);
-    st.p10_us = percentile(us, 0.1);
-    st.p90_us = percentile(us, 0.9);
-    double sum = 0;
-    for (double x : us) sum += x;
-    st.mean_us = sum / static_cast<double>(us.size());
-  }
+  std::vector<TimingStats> out;
+  for (std::vector<double>& us : per_call) out.push_back(stats_of(us));
   return out;
 }
 

@@ -38,6 +38,21 @@ struct Buffers {
   }
 };
 
+// `record` captured into a graph on `stream` and instantiated (cudaStreamCaptureModeGlobal: any
+// unsafe call inside fails).
+template <typename Record>
+cudaGraphExec_t capture(cudaStream_t stream, Record record, size_t* nodes = nullptr) {
+  cudaGraph_t graph = nullptr;
+  TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  record();
+  TC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  if (nodes) TC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, nodes));
+  cudaGraphExec_t exec = nullptr;
+  TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaGraphDestroy(graph);
+  return exec;
+}
+
 class GemmGraph : public ::testing::TestWithParam<GemmCase> {
  protected:
   void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
@@ -55,15 +70,9 @@ TEST_P(GemmGraph, ReplaysWithNewInputsMatchCublas) {
     const MatrixView* c = with_c ? &x.c.view : nullptr;
     prepare(x.a.view, x.b.view, x.d.view, c, config);
 
-    cudaGraph_t graph = nullptr;
-    TC_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-    gemm(x.a.view, x.b.view, x.d.view, stream_, c, config);
-    TC_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
     size_t nodes = 0;
-    TC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    const cudaGraphExec_t exec = capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, config); }, &nodes);
     EXPECT_GE(nodes, 1u) << "the captured call recorded its kernel launches";
-    cudaGraphExec_t exec = nullptr;
-    TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
 
     static CublasLt lt;
     for (int replay = 0; replay < 100; ++replay) {
@@ -74,7 +83,6 @@ TEST_P(GemmGraph, ReplaysWithNewInputsMatchCublas) {
       ASSERT_TRUE(matches(x.d.view, x.ref.view, std::nullopt, stream_)) << "replay " << replay;
     }
     cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
   }
 }
 
@@ -89,12 +97,7 @@ TEST(GemmGraphBuffers, OtherBuffersOfAPreparedShapeCanBeCaptured) {
   const GemmCase shape = graph_other_buffers_case();
   Buffers first(shape), second(shape);
   prepare(first.a.view, first.b.view, first.d.view);
-  cudaGraph_t graph = nullptr;
-  TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  gemm(second.a.view, second.b.view, second.d.view, stream);
-  TC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const cudaGraphExec_t exec = capture(stream, [&] { gemm(second.a.view, second.b.view, second.d.view, stream); });
   static CublasLt lt;
   for (int replay = 0; replay < 3; ++replay) {
     second.refill(stream, false);
@@ -104,7 +107,6 @@ TEST(GemmGraphBuffers, OtherBuffersOfAPreparedShapeCanBeCaptured) {
     EXPECT_TRUE(matches(second.d.view, second.ref.view, std::nullopt, stream));
   }
   cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
 }
 
