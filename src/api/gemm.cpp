@@ -1,191 +1,36 @@
-// tilecast::gemm and tilecast::prepare: views -> (a cached call) -> launch.
-//
-// A call whose views and config match one this thread made before takes the fast path: its TMA
-// descriptors and parameters are reused and it only launches (no validation, no planning, no
-// lock). Otherwise: validate (api/validate.cpp), take the prepared plan (api/prepared.cpp: plan,
-// compile, load, cached per shape), encode the descriptors, remember the call, launch.
+// tilecast::gemm and tilecast::prepare: the dense and batched entry points of the call path
+// (call.cpp).
 #include "tilecast/gemm.hpp"
 
-#include <array>
-#include <cstring>
-#include <memory>
-
-#include "api/prepared.hpp"
-#include "api/validate.hpp"
-#include "jit/launch.hpp"
-#include "jit/tma.hpp"
-#include "tilecast/device/kernels/gemm_sm90/config.cuh"
-#include "tilecast/diagnostics.hpp"
+#include "api/call.hpp"
 
 namespace tilecast {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
-}
-
-TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle swizzle) {
-  const jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
-                                       static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
-                                       static_cast<uint64_t>(v.batch_step()), 1, box.rows, box.cols, swizzle);
-  const CUtensorMap map = jit::make_tensor_map(t);
-  static_assert(sizeof(map) == sizeof(TmaDescriptor));
-  TmaDescriptor d;
-  std::memcpy(&d, &map, sizeof d);
-  return d;
-}
-
-// Everything a launch needs, made once per distinct call.
-struct PreparedCall {
-  std::shared_ptr<const api::PreparedGemm> gemm;
-  TmaDescriptor a, b, d, d_narrow;
-  GemmParams params;
-};
-
-PreparedCall make_call(std::shared_ptr<const api::PreparedGemm> gemm, const MatrixView& a, const MatrixView& b,
-                       const MatrixView& d, const MatrixView* c) {
-  PreparedCall call;
-  const GemmGeometry& g = gemm->geometry;
-  call.a = descriptor(a, g.a_box, jit::TmaSwizzle::k128B);
-  call.b = descriptor(b, g.b_box, jit::TmaSwizzle::k128B);
-  call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
-  call.d_narrow = g.narrow_slab_cols ? descriptor(d, g.d_narrow_box, jit::TmaSwizzle::kNone) : call.d;
-
-  GemmParams& p = call.params;
-  p.problem = gemm->plan.desc.problem;
-  p.schedule = gemm->plan.schedule;
-  p.num_clusters = gemm->plan.main.clusters;
+api::CallArgs dense_call(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
+                         const GemmConfig& config) {
+  api::CallArgs args;
+  args.a = a;
+  args.b = b;
+  args.d = d;
   if (c) {
-    p.c_ptr = c->data;
-    p.ldc = static_cast<uint64_t>(c->ld());
-    p.c_batch = static_cast<uint64_t>(c->batch_step());
+    args.c = *c;
+    args.has_c = true;
   }
-  p.d_ptr = d.data;
-  p.ldd = static_cast<uint64_t>(d.ld());
-  p.d_batch = static_cast<uint64_t>(d.batch_step());
-  p.wait = {wait_timeout_ns(), gemm->device->wait_record_device()};
-  if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;
-  call.gemm = std::move(gemm);
-  return call;
-}
-
-jit::LaunchConfig launch_config(const api::PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
-  const uint32_t cs = l.kernel.cluster.size();
-  return {dim3(l.clusters * cs), dim3(g.geometry.threads), dim3(cs), g.geometry.smem.launch_bytes, stream};
-}
-
-void launch(const PreparedCall& call, cudaStream_t stream) {
-  const api::PreparedGemm& g = *call.gemm;
-  const plan::GemmPlan& plan = g.plan;
-  if (!plan.companion) {
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow,
-                       call.params);
-    return;
-  }
-  // Both launches claim units from one counter pair, kept per stream.
-  api::DeviceState& dev = *g.device;
-  GemmParams main = call.params;
-  uint32_t* counters = dev.unit_counters(stream);
-  main.unit_counter = counters;
-  main.done_counter = counters + 1;
-  GemmParams side = main;
-  side.num_clusters = plan.companion->clusters;
-  std::lock_guard lock(dev.launch_mutex());
-  check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
-  check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
-  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, main);
-  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.b,
-                     call.d, call.d_narrow, side);
-  check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
-  check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
-}
-
-// A call as the fast path recognises it: every field of every view and of the config.
-struct CallKey {
-  MatrixView a, b, d, c;
-  bool has_c = false;
-  GemmConfig config;
-  int device = 0;
-  bool operator==(const CallKey&) const = default;
-};
-
-// The calls this thread made last, most recent first; a small array searched in order, so a hit
-// costs a few comparisons and takes no lock.
-class CallCache {
- public:
-  static constexpr size_t kCalls = 16;
-
-  const PreparedCall* find(const CallKey& key) {
-    for (size_t i = 0; i < size_; ++i) {
-      if (!(keys_[i] == key)) continue;
-      if (i != 0) {
-        std::swap(keys_[i], keys_[0]);
-        std::swap(calls_[i], calls_[0]);
-      }
-      return &calls_[0];
-    }
-    return nullptr;
-  }
-  const PreparedCall& insert(const CallKey& key, PreparedCall call) {
-    if (size_ < kCalls) ++size_;
-    for (size_t i = size_ - 1; i > 0; --i) {
-      keys_[i] = std::move(keys_[i - 1]);
-      calls_[i] = std::move(calls_[i - 1]);
-    }
-    keys_[0] = key;
-    calls_[0] = std::move(call);
-    return calls_[0];
-  }
-
- private:
-  std::array<CallKey, kCalls> keys_{};
-  std::array<PreparedCall, kCalls> calls_{};
-  size_t size_ = 0;
-};
-
-CallCache& thread_calls() {
-  thread_local CallCache cache;
-  return cache;
-}
-
-CallKey call_key(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
-                 const GemmConfig& config) {
-  CallKey key{a, b, d, c ? *c : MatrixView{}, c != nullptr, config, 0};
-  check(cudaGetDevice(&key.device), "cudaGetDevice");
-  return key;
-}
-
-// Whether `stream` is capturing a CUDA graph. An error (the legacy stream while another stream
-// captures in global mode) counts as capturing: the caller then must not compile either.
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
-    cudaGetLastError();
-    return true;
-  }
-  return status != cudaStreamCaptureStatusNone;
-}
-
-const PreparedCall& prepared_call(const CallKey& key, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                                  const MatrixView* c, bool under_capture) {
-  CallCache& calls = thread_calls();
-  if (const PreparedCall* hit = calls.find(key)) return *hit;
-  const plan::GemmDesc desc = api::validate_gemm(a, b, d, c, api::query_pointer);
-  return calls.insert(key, make_call(api::prepared_gemm(desc, key.config, under_capture), a, b, d, c));
+  args.config = config;
+  return args;
 }
 
 }  // namespace
 
 void gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream, const MatrixView* c,
           const GemmConfig& config) {
-  const CallKey key = call_key(a, b, d, c, config);
-  if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
-  launch(prepared_call(key, a, b, d, c, capturing(stream)), stream);
+  api::run_call(dense_call(a, b, d, c, config), stream);
 }
 
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
              const GemmConfig& config) {
-  prepared_call(call_key(a, b, d, c, config), a, b, d, c, false);
+  api::prepare_call(dense_call(a, b, d, c, config));
 }
 
 }  // namespace tilecast

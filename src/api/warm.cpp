@@ -50,7 +50,8 @@ std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, 
                   static_cast<uint32_t>(r.registers),
                   static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
                   static_cast<uint32_t>(r.stack_frame_bytes),
-                  gemm_geometry(specs[i]).threads};
+                  gemm_geometry(specs[i]).threads,
+                  built.kernel.log.find("wgmma.mma_async instructions are serialized") != std::string::npos};
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex);
         if (first_error.empty()) first_error = describe_kernel(specs[i]) + ": " + e.what();

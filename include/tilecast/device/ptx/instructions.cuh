@@ -74,4 +74,11 @@ TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// barrier.arrive id, count; sm_70. Marks the arrival of the executing threads at a named barrier
+// without waiting (release at CTA scope: their earlier memory accesses are performed for the
+// threads that wait on it with barrier.sync). Not .aligned, as barrier_sync.
+TC_DEVICE TC_FORCEINLINE void barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 }  // namespace tilecast::ptx

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
+#include "tilecast/device/kernels/gemm_sm90/layout_fault.cuh"
 #include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/device/pipeline/ring_protocol.cuh"
 #include "tilecast/device/scheduler/tile_scheduler.cuh"
@@ -76,6 +77,7 @@ struct GemmParams {
   uint32_t* done_counter = nullptr;
   uint32_t total_clusters = 0;  // clusters of all launches sharing the counter
   WaitBound wait;               // bound on every barrier wait, and where a timeout is recorded
+  LayoutFaultRecord* layout_fault = nullptr;  // host-mapped: where impossible group data is recorded
 };
 
 // The scheduler's config for this kernel: the plan's schedule with the compile-time block and

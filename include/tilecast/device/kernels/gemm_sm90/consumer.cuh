@@ -5,6 +5,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
+#include "tilecast/device/kernels/gemm_sm90/k_tail.cuh"
 #include "tilecast/device/kernels/gemm_sm90/producer.cuh"
 #include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
@@ -43,6 +44,13 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
+    if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+      // The group's last k-step: its columns past the group's K are the next group's (k_tail.cuh).
+      if (kk + 1 == w.num_k_steps) {
+        const uint32_t tail_cols = (w.k_end - w.k_begin) % Cfg::kBlockK;
+        if (tail_cols != 0) hand_over_k_tail<Cfg>(smem, state.stage, tail_cols);
+      }
+    }
     // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
     // need the whole warp converged.
     __syncwarp();
@@ -92,6 +100,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step)
       run_tile<Cfg>(smem, ring, epilogue, scheduler.work(step), state, warpgroup, lane);
   }
+  if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();
 }
 

@@ -2,6 +2,10 @@
 // shared memory in the TMA's 128-byte swizzle, and stores each slab with a TMA store. Two slab
 // buffers alternate so that filling one overlaps the store of the other; the TMA clips rows and
 // columns outside D. (One buffer where a second would cost a pipeline stage: geometry.cuh.)
+// M-grouped GEMMs own only some rows of D's row space: a tile at the end of an expert is followed
+// by the next expert's rows, masked rows past an expert's count and padding rows of a row-index
+// layout belong to nobody. The TMA cannot clip there, so a 64-row atom that holds such rows is
+// stored element by element, row by row, and those rows keep what they held.
 #pragma once
 
 #include <cuda/ptx>
@@ -9,13 +13,11 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
+#include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
-
-// Named barrier ids: 0 is __syncthreads; consumer warpgroup i synchronises on 1 + i.
-enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 
 template <typename Cfg>
 class Epilogue {
@@ -36,13 +38,16 @@ class Epilogue {
     const bool ragged_rows = (params_.problem.n * kOutBytes) % 16 != 0;
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
+      const uint32_t atom_row = warpgroup_ * Cfg::kWarpgroupM + a * 64;
+      if (atom_row >= w.rows) continue;  // no row of the atom is the tile's (uniform, as w is)
+      const bool foreign_rows = atom_holds_foreign_rows(w, atom_row);
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
         const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
         const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-        if (ragged_rows && slab_col + width > w.cols) {
+        if (foreign_rows || (ragged_rows && slab_col + width > w.cols)) {
           store_direct(w, acc[a], a, slab);
           continue;
         }
@@ -79,16 +84,19 @@ class Epilogue {
 #pragma unroll
     for (uint32_t half = 0; half < 2; ++half) {
       const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
-      if (tile_row >= w.rows) continue;
+      if (tile_row >= w.rows || !row_is_tiles(w, tile_row)) continue;
       Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
 #pragma unroll
       for (uint32_t g = 0; g < kGroups; ++g) {
         const uint32_t j = slab * kGroups + g;
         if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
         const uint32_t col = j * 8 + first_col;
-#pragma unroll
-        for (uint32_t e = 0; e < 2; ++e)
-          if (col + e < w.cols) row[col + e] = static_cast<Out>(value(acc, j, half, e, c_rows));
+        // An even column of a row whose stride is a multiple of 16 bytes: the pair is aligned.
+        if (col + 1 < w.cols) {
+          store_pair(row + col, value(acc, j, half, 0, c_rows), value(acc, j, half, 1, c_rows));
+        } else if (col < w.cols) {
+          row[col] = static_cast<Out>(value(acc, j, half, 0, c_rows));
+        }
       }
     }
   }
@@ -104,6 +112,55 @@ class Epilogue {
     // synccheck reports warps that reach a CTA barrier divergent.
     __syncwarp();
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
+  }
+
+  // Whether the 64-row atom at tile row atom_row holds rows of D that are not this tile's (see the
+  // top of the file). Uniform over the warpgroup.
+  TC_DEVICE TC_FORCEINLINE bool atom_holds_foreign_rows(const TileWork& w, uint32_t atom_row) const {
+    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous) {
+      if (params_.problem.contiguous_layout == ContiguousLayout::kRowIndex) {
+        // A row-index block is its expert's rows, then padding: the atom is all the expert's when
+        // its last row is (rows past D's end the TMA clips). A third value means the block holds
+        // two experts, which the layout forbids (runs start on multiples of kMGroupedRowAlignment).
+        const uint32_t last = (atom_row + 64 < w.rows ? atom_row + 64 : w.rows) - 1;
+        const int32_t expert = params_.problem.group_data[w.row + last];
+        if (expert == static_cast<int32_t>(w.group)) return false;
+        if (expert != -1)
+          trap_layout_fault(params_.layout_fault, LayoutFault::kExpertRun, w.row + last, expert, w.group,
+                            params_.problem.num_groups);
+        return true;
+      }
+      return atom_row + 64 > w.rows;  // the next expert's rows follow
+    } else if constexpr (Cfg::kGemmType == GemmType::kMGroupedMasked) {
+      return atom_row + 64 > w.rows;  // masked rows follow, up to the buffer's max_m
+    } else {
+      return false;  // a tile's rows end where D's do: the TMA clips the rest
+    }
+  }
+
+  // Whether tile row `tile_row` (< w.rows) is the tile's to write: in a row-index layout, the rows
+  // of the block's expert, not its padding.
+  TC_DEVICE TC_FORCEINLINE bool row_is_tiles(const TileWork& w, uint32_t tile_row) const {
+    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous) {
+      if (params_.problem.contiguous_layout == ContiguousLayout::kRowIndex) {
+        const int32_t expert = params_.problem.group_data[w.row + tile_row];
+        if (expert == static_cast<int32_t>(w.group)) return true;
+        if (expert != -1)
+          trap_layout_fault(params_.layout_fault, LayoutFault::kExpertRun, w.row + tile_row, expert, w.group,
+                            params_.problem.num_groups);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  template <typename Out>
+  static TC_DEVICE TC_FORCEINLINE void store_pair(Out* at, float x, float y) {
+    if constexpr (Cfg::kOutputFP32) {
+      *reinterpret_cast<float2*>(at) = make_float2(x, y);
+    } else {
+      *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(x, y);
+    }
   }
 
   // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom.

@@ -31,6 +31,7 @@ struct GemmSmemLayout {
   uint32_t a = 0, b = 0, slabs = 0;  // operand rings and epilogue slabs, each 1024-aligned
   uint32_t full = 0, empty = 0;      // the operand ring's mbarriers
   uint32_t unit_full = 0, unit_empty = 0, unit_slot = 0;  // the dynamic-unit ring
+  uint32_t k_tail = 0;               // k-grouped: the consumers' word to the k-tail clearers (k_tail.cuh)
   uint32_t end = 0;                  // bytes of the layout
   uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
 };
@@ -86,7 +87,8 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
   l.unit_full = l.empty + stages * 8;
   l.unit_empty = l.unit_full + g.unit_slots * 8;
   l.unit_slot = l.unit_empty + g.unit_slots * 8;
-  l.end = l.unit_slot + g.unit_slots * 4;
+  l.k_tail = l.unit_slot + g.unit_slots * 4;
+  l.end = l.k_tail + 4;
   l.launch_bytes = align_up(l.end, kSwizzleAtomBytes) + kSwizzleAtomBytes;
   return l;
 }

@@ -53,7 +53,12 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
+    if (threadIdx.x == 0) {
+      run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
+    } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+      // Warps 1-3 clear the columns past each k-group's end (k_tail.cuh).
+      if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem);
+    }
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();
     run_consumer<Cfg>(smem, tma_d, tma_d_narrow, params, cluster_id, rank, warpgroup - 1);
