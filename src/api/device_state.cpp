@@ -151,9 +151,9 @@ std::optional<std::string> take_layout_fault_report() {
              std::to_string(static_cast<int64_t>(r->bound) - 1);
       break;
     case LayoutFault::kExpertRun:
-      text = "m-grouped contiguous: row " + i + " holds expert " + v + " inside a block of expert " + o +
-             ": each expert's rows must start on a multiple of " + std::to_string(kMGroupedRowAlignment) +
-             " rows, padded with -1 up to the next";
+      text = "m-grouped contiguous: row " + i + " holds expert " + v + " after row " +
+             std::to_string(static_cast<int64_t>(r->index) - 1) + "'s " + o + ": each expert's rows must start on a multiple of " +
+             std::to_string(kMGroupedRowAlignment) + " rows and be padded with -1 up to the next";
       break;
     case LayoutFault::kGroupK:
       text = "k-grouped: k_sizes[" + i + "] = " + v + (r->value < 0 ? std::string(" is negative")

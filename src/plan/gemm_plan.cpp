@@ -99,6 +99,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate
   k.out = d.out;
   k.has_c = d.has_c;
   k.type = d.problem.type;
+  if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
   k.stages = o.stages ? o.stages : deepest_stages(k);
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +

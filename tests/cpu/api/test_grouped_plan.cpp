@@ -114,7 +114,9 @@ TEST(GroupedSurrogate, MaxUnitsBoundsEveryGroupDataOfTheSizes) {
     ASSERT_LE(units, bound) << "type " << static_cast<int>(p.type) << " m " << p.m << " n " << p.n << " groups "
                             << p.num_groups << " block " << c.block_m << " cluster " << cs.m << "x" << cs.n;
     // Row-index and k-grouped grids hold no empty unit (k-grouped units exist even at K = 0).
-    if (exact && p.type == GemmType::kKGroupedContiguous) ASSERT_EQ(units, bound);
+    if (exact && p.type == GemmType::kKGroupedContiguous) {
+      ASSERT_EQ(units, bound);
+    }
   }
 }
 

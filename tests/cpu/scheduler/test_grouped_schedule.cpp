@@ -2,13 +2,15 @@
 // make_grouped): every invariant of the simulator; multicast masks that join exactly the live
 // CTAs of one expert that share the operand (so multicast is switched off per tile where an
 // expert edge cuts a cluster of 4 or 2x2, and on everywhere else); clusters that never straddle
-// two k-groups; and group data the problem cannot mean flagged (and clamped in bounds).
+// two k-groups; and group data the problem cannot mean found by the kernel's check
+// (group_data_check.cuh) and clamped in bounds by the scheduler.
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "random_problem.hpp"
 #include "test_helpers.hpp"
+#include "tilecast/device/scheduler/group_data_check.cuh"
 #include "tilecast/plan/expected_tiles.hpp"
 #include "tilecast/plan/pipeline_model.hpp"
 #include "tilecast/plan/simulator.hpp"
@@ -169,31 +171,38 @@ TEST(GroupedSchedule, PipelineProtocolHoldsAtGroupEdges) {
       }
 }
 
-// The scheduler's fault flag (the kernel traps on it): 1 + the index of the first bad entry.
-uint32_t fault_of(const GemmProblem& p, const TileConfig& c) {
-  uint32_t fault = 0;
-  for (uint32_t r = 0; r < c.cluster.size(); ++r) {
-    TileScheduler s(p, c, r);
-    for (uint32_t unit = 0; s.seek(unit); ++unit)
-      for (uint32_t step = 0; step < c.steps_per_unit(); ++step) s.work(step);
-    if (r == 0) fault = s.layout_fault();
-    EXPECT_EQ(s.layout_fault(), fault) << "every CTA sees the same first fault";
+// The kernel's check of the group data (group_data_check.cuh) played on the CPU, all entries in
+// order: 1 + the index of the first bad entry (k-grouped sums last, naming the first group whose
+// columns pass K, as the kernel's record does), or 0.
+uint32_t first_bad(const GemmProblem& p) {
+  for (uint32_t i = 0; i < entries_to_check(p); ++i)
+    if (entry_is_bad(p, i)) return i + 1;
+  if (p.type == GemmType::kKGroupedContiguous) {
+    uint64_t sum = 0;
+    for (uint32_t g = 0; g < p.num_groups; ++g) sum += static_cast<uint64_t>(std::max(p.group_data[g], 0));
+    if (!total_k_fits(p, sum)) {
+      uint64_t before = 0;
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        before += static_cast<uint64_t>(std::max(p.group_data[g], 0));
+        if (before > p.k) return g + 1;
+      }
+    }
   }
-  return fault;
+  return 0;
 }
 
-TEST(GroupedSchedule, WellFormedGroupDataIsNeverFlagged) {
+TEST(GroupedSchedule, WellFormedGroupDataPassesTheKernelsCheck) {
   ProblemGenerator gen(5);
   for (const ClusterShape& cs : kClusterShapes)
     for (GemmType type : kGroupedTypes)
       for (int i = 0; i < 100; ++i) {
         const TileConfig c = gen.config(cs);
         const auto op = gen.make_grouped(type, c);
-        ASSERT_EQ(fault_of(op->problem, c), 0u) << op->describe();
+        ASSERT_EQ(first_bad(op->problem), 0u) << op->describe();
       }
 }
 
-TEST(GroupedSchedule, ImpossibleGroupDataIsFlaggedAndClampedInBounds) {
+TEST(GroupedSchedule, ImpossibleGroupDataFailsTheCheckAndIsClampedInBounds) {
   struct Case {
     GemmType type;
     ContiguousLayout layout;
@@ -201,6 +210,8 @@ TEST(GroupedSchedule, ImpossibleGroupDataIsFlaggedAndClampedInBounds) {
     std::vector<int32_t> data;
     uint32_t fault;  // 1 + index of the first bad entry
   };
+  // The scheduler clamps what the check flags, so that the kernel reads and writes in bounds
+  // until it traps.
   const std::vector<Case> cases = {
       {GemmType::kMGroupedMasked, {}, 300, 64, {0, 300, 301, 5}, 3},         // above max_m
       {GemmType::kMGroupedMasked, {}, 300, 64, {10, -1, 7}, 2},              // negative
@@ -220,7 +231,7 @@ TEST(GroupedSchedule, ImpossibleGroupDataIsFlaggedAndClampedInBounds) {
     p.num_groups = static_cast<uint32_t>(x.data.size()) - (x.layout == ContiguousLayout::kOffsets ? 1 : 0);
     p.group_data = x.data.data();
     const TileConfig c = config(2, 1);
-    EXPECT_EQ(fault_of(p, c), x.fault) << "type " << static_cast<int>(x.type);
+    EXPECT_EQ(first_bad(p), x.fault) << "type " << static_cast<int>(x.type);
     // Clamped: the tiles the scheduler plays stay inside A and D (the simulator's tile check).
     const plan::LaunchSpec launch{c, 3};
     const plan::SimResult r = plan::simulate(p, {&launch, 1}, {});
@@ -233,10 +244,10 @@ TEST(GroupedSchedule, ImpossibleGroupDataIsFlaggedAndClampedInBounds) {
       }
     });
   }
-  // Row index: a block's first row naming no expert (-1 is padding and fine; -2 or 2 of 2 are not).
+  // Row index: values naming no expert (-1 is padding and fine; -2 or 2 of 2 experts are not), and
+  // runs of 128 rows that are not one expert's rows then padding (the epilogue relies on it).
   std::vector<int32_t> rows(384, -1);
   for (uint32_t r = 0; r < 100; ++r) rows[r] = 0;
-  rows[256] = 2;
   GemmProblem p;
   p.type = GemmType::kMGroupedContiguous;
   p.contiguous_layout = ContiguousLayout::kRowIndex;
@@ -245,11 +256,24 @@ TEST(GroupedSchedule, ImpossibleGroupDataIsFlaggedAndClampedInBounds) {
   p.k = 64;
   p.num_groups = 2;
   p.group_data = rows.data();
-  EXPECT_EQ(fault_of(p, config(1, 1)), 257u);
+  EXPECT_EQ(first_bad(p), 0u);
+  rows[256] = 2;
+  EXPECT_EQ(first_bad(p), 257u);
   rows[256] = -2;
-  EXPECT_EQ(fault_of(p, config(4, 1)), 257u);
-  rows[256] = -1;
-  EXPECT_EQ(fault_of(p, config(4, 1)), 0u);
+  EXPECT_EQ(first_bad(p), 257u);
+  rows[256] = 1;  // expert 1's run starts on a multiple of 128
+  EXPECT_EQ(first_bad(p), 0u);
+  rows[300] = 1;  // a second run of expert 1 inside the same 128 rows, after padding
+  EXPECT_EQ(first_bad(p), 301u);
+  rows[300] = -1;
+  rows[100] = 1;  // expert 1 right after expert 0 inside one run of 128
+  EXPECT_EQ(first_bad(p), 101u);
+  rows[100] = -1;
+  rows[50] = -1;  // a hole in expert 0's rows
+  EXPECT_EQ(first_bad(p), 52u);
+  // The scheduler stays in bounds on all of it.
+  const plan::LaunchSpec launch{config(4, 1), 2};
+  EXPECT_TRUE(plan::simulate(p, {&launch, 1}, {}).ok());
 }
 
 }  // namespace

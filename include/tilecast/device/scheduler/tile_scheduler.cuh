@@ -95,15 +95,6 @@ class TileScheduler {
   TC_HOST_DEVICE constexpr uint32_t steps_per_unit() const { return c_.steps_per_unit(); }
   TC_HOST_DEVICE const GroupGrid& grid() const { return grid_; }
 
-  // Group data the problem cannot mean, seen so far: 0 when none, else 1 + the index into
-  // group_data of the first bad entry (a masked count outside [0, m]; an offset that is not
-  // 0 first, decreases or passes m; a row-index expert other than -1 and 0..num_groups-1 at a
-  // block's first row; a k-group size below 0 or past the total K). The scheduler clamps such an
-  // entry so that nothing is read or written out of bounds, and the kernel traps on it once its
-  // walk is over (kernels/gemm_sm90/layout_fault.cuh): wrong sizes must not pass as a result.
-  // Every CTA's last seek passes every group, so each sees every group-level fault.
-  TC_HOST_DEVICE uint32_t layout_fault() const { return fault_at_; }
-
   // This CTA's work in step `step` of the current unit.
   TC_HOST_DEVICE TileWork work(uint32_t step) const { return work_of(step, rank_); }
 
@@ -161,10 +152,8 @@ class TileScheduler {
     const uint32_t local_row = mb * c_.block_m;
     if (p_.type == GemmType::kMGroupedContiguous && p_.contiguous_layout == ContiguousLayout::kRowIndex) {
       const int32_t expert = p_.group_data[local_row];
-      if (expert < 0 || static_cast<uint32_t>(expert) >= p_.num_groups) {
-        if (expert != -1) flag(local_row);  // -1 is padding; anything else names no expert
-        return w;
-      }
+      // Padding (-1), or a value naming no expert (group_data_check.cuh traps on those).
+      if (expert < 0 || static_cast<uint32_t>(expert) >= p_.num_groups) return w;
       w.group = static_cast<uint32_t>(expert);
     }
     w.valid = true;
@@ -188,26 +177,20 @@ class TileScheduler {
       case GemmType::kMGroupedContiguous:
         if (p_.contiguous_layout == ContiguousLayout::kOffsets) {
           const int32_t begin = p_.group_data[g], end = p_.group_data[g + 1];
-          if (g == 0 && begin != 0) flag(0);
-          if (end < begin || end > static_cast<int64_t>(p_.m)) flag(g + 1);
-          // Clamped into [0, m] and non-decreasing: rows are never read or written past A and D.
-          const uint32_t first = clamp_rows(begin, p_.m);
+          // Clamped into [0, m] and non-decreasing: rows are never read or written past A and D,
+          // whatever the data (group_data_check.cuh says which data the kernel traps on).
+          const uint32_t first = clamp_size(begin, p_.m);
           gr.row_base = first;
-          gr.rows = clamp_rows(end, p_.m) > first ? clamp_rows(end, p_.m) - first : 0u;
+          gr.rows = clamp_size(end, p_.m) > first ? clamp_size(end, p_.m) - first : 0u;
         }
         break;
       case GemmType::kMGroupedMasked: {
-        const int32_t valid_rows = p_.group_data[g];
-        if (valid_rows < 0 || valid_rows > static_cast<int64_t>(p_.m)) flag(g);
-        gr.rows = clamp_rows(valid_rows, p_.m);
+        gr.rows = clamp_size(p_.group_data[g], p_.m);
         break;
       }
       case GemmType::kKGroupedContiguous: {
-        const int32_t group_k = p_.group_data[g];
-        // k_base never passes p_.k (each group is clamped to what is left), so this cannot wrap.
-        const uint32_t left = p_.k - k_base;
-        if (group_k < 0 || static_cast<uint32_t>(group_k) > left) flag(g);
-        gr.k = clamp_rows(group_k, left);
+        // Clamped to the columns left: k_base never passes p_.k, so this cannot wrap.
+        gr.k = clamp_size(p_.group_data[g], p_.k - k_base);
         gr.k_base = k_base;
         break;
       }
@@ -224,11 +207,8 @@ class TileScheduler {
 
   TC_HOST_DEVICE static constexpr uint32_t cmin(uint32_t a, uint32_t b) { return a < b ? a : b; }
   // A size from group data, clamped into [0, limit].
-  TC_HOST_DEVICE static constexpr uint32_t clamp_rows(int32_t v, uint32_t limit) {
+  TC_HOST_DEVICE static constexpr uint32_t clamp_size(int32_t v, uint32_t limit) {
     return v <= 0 ? 0u : cmin(static_cast<uint32_t>(v), limit);
-  }
-  TC_HOST_DEVICE void flag(uint32_t index) const {
-    if (fault_at_ == 0) fault_at_ = index + 1;
   }
 
   GemmProblem p_;
@@ -237,9 +217,6 @@ class TileScheduler {
   GroupGrid grid_{};
   bool valid_ = false;
   uint32_t unit_ = 0;  // current unit, relative to the group's first
-  // See layout_fault(). Mutable: tile_at (const, it also plans the peers' tiles) finds row-index
-  // faults.
-  mutable uint32_t fault_at_ = 0;
 };
 
 }  // namespace tilecast

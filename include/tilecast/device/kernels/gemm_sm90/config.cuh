@@ -36,6 +36,7 @@ struct GemmSm90Config {
   static constexpr bool kOutputFP32 = kSpec.out == DType::kFP32;
   static constexpr bool kHasC = kSpec.has_c;
   static constexpr GemmType kGemmType = kSpec.type;
+  static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
 
   static constexpr uint32_t kThreads = kGeo.threads;
@@ -95,7 +96,9 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
 template <typename Cfg>
 TC_HOST_DEVICE GemmProblem kernel_problem(const GemmParams& p) {
   GemmProblem problem = p.problem;
-  problem.type = Cfg::kGemmType;  // a constant, so that the scheduler's type branches fold away
+  // Constants, so that the scheduler's type and layout branches fold away.
+  problem.type = Cfg::kGemmType;
+  problem.contiguous_layout = Cfg::kContiguousLayout;
   return problem;
 }
 

@@ -40,15 +40,16 @@ class Epilogue {
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
       const uint32_t atom_row = warpgroup_ * Cfg::kWarpgroupM + a * 64;
       if (atom_row >= w.rows) continue;  // no row of the atom is the tile's (uniform, as w is)
-      const bool foreign_rows = atom_holds_foreign_rows(w, atom_row);
+      const AtomRows own = atom_rows(w, atom_row);
+      if (own.end <= atom_row) continue;  // a row-index atom of padding only
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup
         const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
         const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-        if (foreign_rows || (ragged_rows && slab_col + width > w.cols)) {
-          store_direct(w, acc[a], a, slab);
+        if (own.direct || (ragged_rows && slab_col + width > w.cols)) {
+          store_direct(w, acc[a], a, slab, own.end);
           continue;
         }
         uint8_t* buffer = smem_.slabs[warpgroup_][buffer_];
@@ -74,8 +75,10 @@ class Epilogue {
     }
   }
 
-  // Slab `slab` of atom `atom` (plus C) straight to global memory, bounds checked per element.
-  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab) {
+  // Slab `slab` of atom `atom` (plus C) straight to global memory, bounds checked per element:
+  // tile rows below row_end, columns below w.cols.
+  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab,
+                              uint32_t row_end) {
     using Out = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
     const CRows c_rows = c_rows_of(w, atom);
     const uint32_t first_col = (thread_ % 32 % 4) * 2;
@@ -84,7 +87,7 @@ class Epilogue {
 #pragma unroll
     for (uint32_t half = 0; half < 2; ++half) {
       const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
-      if (tile_row >= w.rows || !row_is_tiles(w, tile_row)) continue;
+      if (tile_row >= row_end) continue;
       Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
 #pragma unroll
       for (uint32_t g = 0; g < kGroups; ++g) {
@@ -114,44 +117,36 @@ class Epilogue {
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
   }
 
-  // Whether the 64-row atom at tile row atom_row holds rows of D that are not this tile's (see the
-  // top of the file). Uniform over the warpgroup.
-  TC_DEVICE TC_FORCEINLINE bool atom_holds_foreign_rows(const TileWork& w, uint32_t atom_row) const {
-    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous) {
-      if (params_.problem.contiguous_layout == ContiguousLayout::kRowIndex) {
-        // A row-index block is its expert's rows, then padding: the atom is all the expert's when
-        // its last row is (rows past D's end the TMA clips). A third value means the block holds
-        // two experts, which the layout forbids (runs start on multiples of kMGroupedRowAlignment).
-        const uint32_t last = (atom_row + 64 < w.rows ? atom_row + 64 : w.rows) - 1;
-        const int32_t expert = params_.problem.group_data[w.row + last];
-        if (expert == static_cast<int32_t>(w.group)) return false;
-        if (expert != -1)
-          trap_layout_fault(params_.layout_fault, LayoutFault::kExpertRun, w.row + last, expert, w.group,
-                            params_.problem.num_groups);
-        return true;
+  // The 64-row atom at tile row atom_row: its rows below `end` are the tile's, and `direct` says
+  // whether rows past them lie inside D (then it is stored element by element). Uniform over the
+  // warpgroup: every thread reads the same entries.
+  struct AtomRows {
+    uint32_t end;
+    bool direct;
+  };
+  TC_DEVICE TC_FORCEINLINE AtomRows atom_rows(const TileWork& w, uint32_t atom_row) const {
+    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous && Cfg::kContiguousLayout == ContiguousLayout::kRowIndex) {
+      // A row-index block is its expert's rows, then padding (the layout's contract, which the
+      // kernel's check of the group data traps on: group_data_check.cuh): the atom is all the
+      // expert's when its last row is (rows past D's end the TMA clips); otherwise the expert's
+      // last row is found by bisection, which only atoms at the end of an expert's run pay for.
+      // (No trap here: a trap's record costs the consumers registers they do not have.)
+      const int32_t* rows = params_.problem.group_data + w.row;
+      const int32_t expert = static_cast<int32_t>(w.group);
+      const uint32_t last = (atom_row + 64 < w.rows ? atom_row + 64 : w.rows) - 1;
+      if (rows[last] == expert) return {w.rows, false};
+      uint32_t lo = atom_row, hi = last;  // rows[hi] is not the expert's: find the first such row
+      while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (rows[mid] == expert) lo = mid + 1;
+        else hi = mid;
       }
-      return atom_row + 64 > w.rows;  // the next expert's rows follow
-    } else if constexpr (Cfg::kGemmType == GemmType::kMGroupedMasked) {
-      return atom_row + 64 > w.rows;  // masked rows follow, up to the buffer's max_m
+      return {lo, true};
+    } else if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous || Cfg::kGemmType == GemmType::kMGroupedMasked) {
+      return {w.rows, atom_row + 64 > w.rows};  // the next expert's rows, or masked rows, follow
     } else {
-      return false;  // a tile's rows end where D's do: the TMA clips the rest
+      return {w.rows, false};  // a tile's rows end where D's do: the TMA clips the rest
     }
-  }
-
-  // Whether tile row `tile_row` (< w.rows) is the tile's to write: in a row-index layout, the rows
-  // of the block's expert, not its padding.
-  TC_DEVICE TC_FORCEINLINE bool row_is_tiles(const TileWork& w, uint32_t tile_row) const {
-    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous) {
-      if (params_.problem.contiguous_layout == ContiguousLayout::kRowIndex) {
-        const int32_t expert = params_.problem.group_data[w.row + tile_row];
-        if (expert == static_cast<int32_t>(w.group)) return true;
-        if (expert != -1)
-          trap_layout_fault(params_.layout_fault, LayoutFault::kExpertRun, w.row + tile_row, expert, w.group,
-                            params_.problem.num_groups);
-        return false;
-      }
-    }
-    return true;
   }
 
   template <typename Out>

@@ -55,9 +55,14 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
     if (threadIdx.x == 0) {
       run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
-    } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
-      // Warps 1-3 clear the columns past each k-group's end (k_tail.cuh).
-      if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem);
+    } else if constexpr (Cfg::kGemmType != GemmType::kNormal && Cfg::kGemmType != GemmType::kBatched) {
+      // Warp 1 checks the group data (layout_fault.cuh); in k-grouped kernels warps 1-3 then clear
+      // the columns past each k-group's end (k_tail.cuh).
+      if (threadIdx.x / 32 == 1)
+        check_group_data<Cfg::kGemmType>(kernel_problem<Cfg>(params), params.layout_fault, threadIdx.x % 32);
+      if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+        if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem);
+      }
     }
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();

@@ -60,11 +60,6 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     }
   }
   units.finish();
-  // The walk is over, so every group has been seen (the last seek passes them all).
-  if constexpr (Cfg::kGemmType != GemmType::kNormal && Cfg::kGemmType != GemmType::kBatched) {
-    if (const uint32_t fault_at = scheduler.layout_fault())
-      trap_scheduler_fault<Cfg::kGemmType>(params.problem, fault_at, params.layout_fault);
-  }
   ring.tail(state);
 }
 

@@ -22,12 +22,15 @@ struct GemmKernelSpec {
   DType out = DType::kBF16;          // D's element type, and C's
   bool has_c = false;                // D = A * B^T + C
   GemmType type = GemmType::kNormal;
+  // kMGroupedContiguous: which layout, fixed at compile time (a run-time branch between the two
+  // cost the producer of the dynamic-unit 2x2 kernel a spill); kRowIndex (the default) otherwise.
+  ContiguousLayout contiguous_layout = ContiguousLayout::kRowIndex;
   bool dynamic_units = false;        // units claimed from a global counter shared with a companion launch
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c && type == o.type &&
-           dynamic_units == o.dynamic_units;
+           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units;
   }
 };
 
@@ -67,6 +70,9 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.stages < 2 || s.stages > kGemmMaxStages) return "stages must be 2..8";
   if (s.out != DType::kBF16 && s.out != DType::kFP32) return "the output is bf16 or fp32";
   if (static_cast<uint32_t>(s.type) > static_cast<uint32_t>(GemmType::kKGroupedContiguous)) return "unknown gemm type";
+  if (s.contiguous_layout != ContiguousLayout::kRowIndex &&
+      (s.type != GemmType::kMGroupedContiguous || s.contiguous_layout != ContiguousLayout::kOffsets))
+    return "only m-grouped contiguous kernels take the offsets layout";
   if (s.dynamic_units && s.block_n > kWidestDynamicBlockN)
     return "the dynamic-unit (companion) kernel spills registers above 176-wide tiles";
   return nullptr;
@@ -85,6 +91,7 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
                              static_cast<uint32_t>(s.out),
                              s.has_c ? 1u : 0u,
                              static_cast<uint32_t>(s.type),
+                             static_cast<uint32_t>(s.contiguous_layout),
                              s.dynamic_units ? 1u : 0u};
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
@@ -105,6 +112,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.out = Traits::kOutput;
   s.has_c = Traits::kHasC;
   s.type = Traits::kGemmType;
+  s.contiguous_layout = Traits::kContiguousLayout;
   s.dynamic_units = Traits::kDynamicUnits;
   return s;
 }
