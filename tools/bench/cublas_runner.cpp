@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tilecast_test/fill.hpp"
+
 namespace tilecast::bench {
 
 CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) {
@@ -13,6 +15,22 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     plans_ = {mm, ref};
     variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };
+    return;
+  }
+
+  if (p.kind == Kind::kKGrouped) {
+    auto loop = std::make_shared<test::LtKGroupedMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, w.k_sizes, p.with_c);
+    auto ref = std::make_shared<test::LtKGroupedMatmul>(lt, w.a.view, w.b.view, w.d_check.view, w.k_sizes, p.with_c);
+    k_loops_ = {loop, ref};
+    variants_.push_back({"per-group loop", std::to_string(loop->launches()) + " cuBLASLt calls",
+                         [loop](cudaStream_t s) { loop->run(s); }});
+    // The reference accumulates onto C's FP32 copy, afresh each time it runs.
+    const MatrixView from = w.has_c ? w.c_check.view : MatrixView{}, to = w.d_check.view;
+    const bool accumulate = p.with_c;
+    reference_ = [ref, from, to, accumulate](cudaStream_t s) {
+      if (accumulate) test::copy_convert(from, to, s);
+      ref->run(s);
+    };
     return;
   }
 

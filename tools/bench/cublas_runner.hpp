@@ -1,7 +1,8 @@
 // The cuBLAS column: cuBLASLt (the heuristic's first algorithm, as torch uses it) on the same
 // buffers. Dense and batched problems are one call; m-grouped problems are timed as a loop over
 // experts and, where every expert has the same rows, as one strided-batched call (the faster one
-// is the baseline); masked problems as a loop over experts' valid rows.
+// is the baseline); masked problems as a loop over experts' valid rows; k-grouped problems as a
+// loop over groups, each accumulating into its D in place (beta 1) where the problem accumulates.
 #pragma once
 
 #include <functional>
@@ -31,6 +32,7 @@ class CublasBaseline {
  private:
   std::vector<std::shared_ptr<test::LtMatmul>> plans_;
   std::vector<std::shared_ptr<test::LtGroupedMatmul>> loops_;
+  std::vector<std::shared_ptr<test::LtKGroupedMatmul>> k_loops_;
   std::vector<BaselineVariant> variants_;
   Enqueue reference_;
 };

@@ -1,0 +1,15 @@
+#include "problem_desc.hpp"
+
+namespace tilecast::bench {
+
+plan::GemmDesc problem_desc(const BenchProblem& p) {
+  switch (p.kind) {
+    case Kind::kMGrouped:  // expert offsets over every expert's rows
+      return plan::mgrouped_contiguous_desc(ContiguousLayout::kOffsets, p.rows_total(), p.n, p.k, p.groups, p.out);
+    case Kind::kMasked: return plan::mgrouped_masked_desc(p.m, p.n, p.k, p.groups, p.expected_m, p.out);
+    case Kind::kKGrouped: return plan::kgrouped_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
+    default: return plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
+  }
+}
+
+}  // namespace tilecast::bench
