@@ -85,7 +85,8 @@ std::shared_ptr<const PreparedGemm> prepared_gemm(const plan::GemmDesc& desc, co
   }
   if (capturing)
     throw Error("gemm: the stream is capturing a CUDA graph, and this problem's kernels are not loaded yet "
-                "(compiling and loading cannot be captured): call tilecast::prepare() with the same arguments "
+                "(compiling and loading cannot be captured): call tilecast::prepare() (for the grouped calls "
+                "prepare_mgrouped_contiguous, prepare_mgrouped_masked or prepare_kgrouped) with the same arguments "
                 "before the capture");
   // Plan and compile outside the lock: other threads' cached calls must not wait for NVRTC.
   std::shared_ptr<const PreparedGemm> prepared = prepare_now(desc, config, DeviceState::current());
