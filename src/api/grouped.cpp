@@ -23,27 +23,15 @@ api::CallArgs grouped_call(const MatrixView& a, const MatrixView& b, const Matri
 }
 
 api::GroupArgs contiguous(const GroupedLayout& layout) {
-  api::GroupArgs g;
-  g.type = GemmType::kMGroupedContiguous;
-  g.layout = layout.kind;
-  g.data = layout.data;
-  return g;
+  return {.type = GemmType::kMGroupedContiguous, .layout = layout.kind, .data = layout.data};
 }
 
 api::GroupArgs masked(const int32_t* masked_m, int64_t expected_m) {
-  api::GroupArgs g;
-  g.type = GemmType::kMGroupedMasked;
-  g.data = masked_m;
-  g.expected_m = expected_m;
-  return g;
+  return {.type = GemmType::kMGroupedMasked, .data = masked_m, .expected_m = expected_m};
 }
 
 api::GroupArgs kgrouped(const int32_t* k_sizes, bool accumulate) {
-  api::GroupArgs g;
-  g.type = GemmType::kKGroupedContiguous;
-  g.data = k_sizes;
-  g.accumulate = accumulate;
-  return g;
+  return {.type = GemmType::kKGroupedContiguous, .data = k_sizes, .accumulate = accumulate};
 }
 
 }  // namespace

@@ -1,12 +1,22 @@
 #include "cublas_runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "cublas_grouped.hpp"
+#include "tilecast_test/compare.hpp"
 #include "tilecast_test/fill.hpp"
 
 namespace tilecast::bench {
 
-CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) {
+CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) : problem_(p), w_(w) {
+  if (p.kind != Kind::kDense && p.kind != Kind::kBatched) {
+    try {
+      grouped_ = std::make_shared<CublasGroupedBatched>(p, w);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: %s\n", e.what());
+    }
+  }
   const MatrixView* c = w.c_view();
   const MatrixView* c32 = w.c_check_view();
   if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
@@ -71,6 +81,31 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
   }
 }
 
-void CublasBaseline::run_reference(cudaStream_t stream) const { reference_(stream); }
+CublasBaseline::~CublasBaseline() = default;
+
+void CublasBaseline::run_reference(cudaStream_t stream) {
+  reference_(stream);
+  if (grouped_) check_grouped_batched(stream);
+}
+
+void CublasBaseline::check_grouped_batched(cudaStream_t stream) {
+  std::shared_ptr<CublasGroupedBatched> gb = std::move(grouped_);
+  try {
+    if (problem_.kind == Kind::kKGrouped && problem_.with_c) test::copy_convert(w_.c.view, w_.d_cublas.view, stream);
+    gb->run(stream);
+    const test::CompareResult r = test::compare(w_.d_cublas.view, w_.d_check.view, stream, w_.rows_per_batch);
+    const test::Tolerance tol = test::default_tolerance(problem_.out, DType::kFP32);
+    if (!test::passes(r, tol)) {
+      std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: its output failed the check (%s)\n",
+                   test::failure_reason(r, tol).c_str());
+      return;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: %s\n", e.what());
+    return;
+  }
+  variants_.push_back({"cublasGemmGroupedBatchedEx", std::to_string(gb->problems()) + " problems in one call",
+                       [gb](cudaStream_t s) { gb->run(s); }});
+}
 
 }  // namespace tilecast::bench

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "../scheduler/test_helpers.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
 #include "tilecast/plan/grouped_surrogate.hpp"
 #include "tilecast/plan/simulator.hpp"
@@ -123,14 +124,8 @@ TEST(GroupedSurrogate, MaxUnitsBoundsEveryGroupDataOfTheSizes) {
 TEST(GroupedSurrogate, OffsetsBoundIsReachedWhenEveryExpertEndsInItsOwnPartialUnit) {
   // 4 experts of 129 rows, 128-row units: 2 units each, 8 in all = floor((516 + 4 x 127) / 128).
   std::vector<int32_t> offsets = {0, 129, 258, 387, 516};
-  GemmProblem p;
-  p.type = GemmType::kMGroupedContiguous;
-  p.contiguous_layout = ContiguousLayout::kOffsets;
-  p.m = 516;
-  p.n = 128;
-  p.k = 64;
-  p.num_groups = 4;
-  p.group_data = offsets.data();
+  const GemmProblem p =
+      test::grouped(GemmType::kMGroupedContiguous, 516, 128, 64, 4, offsets, ContiguousLayout::kOffsets);
   EXPECT_EQ(max_units(p, tiles(128, 128)), 8u);
   EXPECT_EQ(simulated_units(p, tiles(128, 128)), 8u);
   // Dense shapes: exact.

@@ -97,14 +97,7 @@ TEST(GroupedSchedule, MulticastJoinsExactlyTheLiveCtasOfOneExpert) {
 TEST(GroupedSchedule, ExpertEdgeInsideClustersOf4And2x2SplitsB) {
   std::vector<int32_t> rows(4 * 128);
   for (uint32_t r = 0; r < rows.size(); ++r) rows[r] = r < 128 ? 0 : 1;  // expert 0: block 0; expert 1: blocks 1-3
-  GemmProblem p;
-  p.type = GemmType::kMGroupedContiguous;
-  p.contiguous_layout = ContiguousLayout::kRowIndex;
-  p.m = 512;
-  p.n = 256;
-  p.k = 128;
-  p.num_groups = 2;
-  p.group_data = rows.data();
+  const GemmProblem p = grouped(GemmType::kMGroupedContiguous, 512, 256, 128, 2, rows);
   std::vector<TileWork> four, two_by_two;
   for_each_cluster_step(p, config(4, 1), [&](uint32_t unit, const std::vector<TileWork>& w) {
     if (unit == 0) four = w;
@@ -222,14 +215,8 @@ TEST(GroupedSchedule, ImpossibleGroupDataFailsTheCheckAndIsClampedInBounds) {
       {GemmType::kKGroupedContiguous, {}, 256, 300, {100, -4, 50}, 2},       // negative
   };
   for (const Case& x : cases) {
-    GemmProblem p;
-    p.type = x.type;
-    p.contiguous_layout = x.layout;
-    p.m = x.m;
-    p.n = 256;
-    p.k = x.k;
-    p.num_groups = static_cast<uint32_t>(x.data.size()) - (x.layout == ContiguousLayout::kOffsets ? 1 : 0);
-    p.group_data = x.data.data();
+    const uint32_t groups = static_cast<uint32_t>(x.data.size()) - (x.layout == ContiguousLayout::kOffsets ? 1 : 0);
+    const GemmProblem p = grouped(x.type, x.m, 256, x.k, groups, x.data, x.layout);
     const TileConfig c = config(2, 1);
     EXPECT_EQ(first_bad(p), x.fault) << "type " << static_cast<int>(x.type);
     // Clamped: the tiles the scheduler plays stay inside A and D (the simulator's tile check).
@@ -248,14 +235,7 @@ TEST(GroupedSchedule, ImpossibleGroupDataFailsTheCheckAndIsClampedInBounds) {
   // runs of 128 rows that are not one expert's rows then padding (the epilogue relies on it).
   std::vector<int32_t> rows(384, -1);
   for (uint32_t r = 0; r < 100; ++r) rows[r] = 0;
-  GemmProblem p;
-  p.type = GemmType::kMGroupedContiguous;
-  p.contiguous_layout = ContiguousLayout::kRowIndex;
-  p.m = 384;
-  p.n = 128;
-  p.k = 64;
-  p.num_groups = 2;
-  p.group_data = rows.data();
+  const GemmProblem p = grouped(GemmType::kMGroupedContiguous, 384, 128, 64, 2, rows);
   EXPECT_EQ(first_bad(p), 0u);
   rows[256] = 2;
   EXPECT_EQ(first_bad(p), 257u);

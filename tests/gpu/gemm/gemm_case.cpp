@@ -15,6 +15,11 @@ std::string GemmCase::name() const {
   if (batch > 1) s += "x" + std::to_string(batch);
   s += out == DType::kFP32 ? "_fp32" : "_bf16";
   if (with_c) s += "_C";
+  return s + config_name(config);
+}
+
+std::string config_name(const GemmConfig& config) {
+  std::string s;
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
   if (config.companion == 1) s += "_companion";

@@ -109,10 +109,7 @@ std::string GroupedCase::name() const {
   if (k) s += "_k" + std::to_string(k);
   s += out == DType::kFP32 ? "_fp32" : "_bf16";
   if (accumulate) s += "_acc";
-  if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
-  if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
-  if (config.companion == 1) s += "_companion";
-  return s;
+  return s + config_name(config);
 }
 
 plan::GemmDesc desc_of(const GroupedCase& c) {
@@ -215,44 +212,38 @@ void GroupedRun::reset_output() {
   }
 }
 
-void GroupedRun::call() {
-  Impl& x = *impl_;
-  const GroupedCase& c = x.c;
+// The case's call, or (kPrepare) its tilecast::prepare_*, with the same arguments.
+template <bool kPrepare>
+void invoke(const GroupedCase& c, const MatrixView& a, const MatrixView& b, const MatrixView& d, const int32_t* group,
+            int64_t expected_m, cudaStream_t stream) {
   switch (c.form) {
     case GroupedForm::kOffsets:
     case GroupedForm::kRowIndex: {
       const GroupedLayout layout{c.form == GroupedForm::kOffsets ? ContiguousLayout::kOffsets : ContiguousLayout::kRowIndex,
-                                 x.group_ptr()};
-      gemm_mgrouped_contiguous(x.a.view, x.b.view, x.d.view, layout, x.stream, c.config);
+                                 group};
+      if constexpr (kPrepare) prepare_mgrouped_contiguous(a, b, d, layout, c.config);
+      else gemm_mgrouped_contiguous(a, b, d, layout, stream, c.config);
       break;
     }
     case GroupedForm::kMasked:
-      gemm_mgrouped_masked(x.a.view, x.b.view, x.d.view, x.group_ptr(), x.shape.expected_m, x.stream, c.config);
+      if constexpr (kPrepare) prepare_mgrouped_masked(a, b, d, group, expected_m, c.config);
+      else gemm_mgrouped_masked(a, b, d, group, expected_m, stream, c.config);
       break;
     case GroupedForm::kKGrouped:
-      gemm_kgrouped(x.a.view, x.b.view, x.d.view, x.group_ptr(), c.accumulate, x.stream, c.config);
+      if constexpr (kPrepare) prepare_kgrouped(a, b, d, group, c.accumulate, c.config);
+      else gemm_kgrouped(a, b, d, group, c.accumulate, stream, c.config);
       break;
   }
 }
 
+void GroupedRun::call() {
+  const Impl& x = *impl_;
+  invoke<false>(x.c, x.a.view, x.b.view, x.d.view, x.group_ptr(), x.shape.expected_m, x.stream);
+}
+
 void GroupedRun::prepare() {
-  Impl& x = *impl_;
-  const GroupedCase& c = x.c;
-  switch (c.form) {
-    case GroupedForm::kOffsets:
-    case GroupedForm::kRowIndex: {
-      const GroupedLayout layout{c.form == GroupedForm::kOffsets ? ContiguousLayout::kOffsets : ContiguousLayout::kRowIndex,
-                                 x.group_ptr()};
-      prepare_mgrouped_contiguous(x.a.view, x.b.view, x.d.view, layout, c.config);
-      break;
-    }
-    case GroupedForm::kMasked:
-      prepare_mgrouped_masked(x.a.view, x.b.view, x.d.view, x.group_ptr(), x.shape.expected_m, c.config);
-      break;
-    case GroupedForm::kKGrouped:
-      prepare_kgrouped(x.a.view, x.b.view, x.d.view, x.group_ptr(), c.accumulate, c.config);
-      break;
-  }
+  const Impl& x = *impl_;
+  invoke<true>(x.c, x.a.view, x.b.view, x.d.view, x.group_ptr(), x.shape.expected_m, x.stream);
 }
 
 ::testing::AssertionResult GroupedRun::check() {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm_case.hpp"
 #include "tilecast/grouped.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
 

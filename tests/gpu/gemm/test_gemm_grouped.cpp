@@ -19,12 +19,7 @@
 namespace tilecast::test {
 namespace {
 
-class GroupedTest : public ::testing::TestWithParam<GroupedCase> {
- protected:
-  void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  void TearDown() override { cudaStreamDestroy(stream_); }
-  cudaStream_t stream_ = nullptr;
-};
+using GroupedTest = StreamTest<GroupedCase>;
 
 std::string case_name(const ::testing::TestParamInfo<GroupedCase>& info) {
   return info.param.name() + "_" + std::to_string(info.index);
