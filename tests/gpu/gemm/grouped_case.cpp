@@ -150,8 +150,12 @@ struct GroupedRun::Impl {
                  DType::kBF16, stream);
       }
     } else if (c.form == GroupedForm::kRowIndex) {
-      for (int64_t r = 0; r < shape.rows; ++r)
-        if (data[static_cast<size_t>(r)] < 0) poison(static_cast<uint16_t*>(a.view.data) + r * ld, ld, DType::kBF16, stream);
+      for (int64_t r = 0; r < shape.rows;) {  // each run of padding rows at once
+        int64_t end = r;
+        while (end < shape.rows && data[static_cast<size_t>(end)] < 0) ++end;
+        if (end > r) poison(static_cast<uint16_t*>(a.view.data) + r * ld, (end - r) * ld, DType::kBF16, stream);
+        r = std::max(end, r + 1);
+      }
     }
   }
 };

@@ -5,7 +5,8 @@
 // M-grouped GEMMs own only some rows of D's row space: a tile at the end of an expert is followed
 // by the next expert's rows, masked rows past an expert's count and padding rows of a row-index
 // layout belong to nobody. The TMA cannot clip there, so a 64-row atom that holds such rows is
-// stored element by element, row by row, and those rows keep what they held.
+// stored element by element (pairs of columns) up to its last own row, and the rest keep what they
+// held.
 #pragma once
 
 #include <cuda/ptx>

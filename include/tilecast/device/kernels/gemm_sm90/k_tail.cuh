@@ -51,7 +51,7 @@ TC_HOST_DEVICE constexpr uint32_t tail_handshake_threads() {
 // chunk c of row r at r * 128 + (c ^ (r % 8)) * 16, the tiles 1024-aligned): each clearer takes one
 // chunk position of every twelfth row. clear(in_a, byte offset of the chunk in its tile, first
 // element of the chunk to clear: 0..7) is called once per chunk that holds a column to clear.
-// Host and device: the CPU tests play every clearer and check the bytes (test_kernel_layouts).
+// Host and device: tests/cpu/api/test_k_tail.cpp plays every clearer and checks the bytes.
 template <uint32_t kRowsA, uint32_t kRowsB, class Clear>
 TC_HOST_DEVICE void k_tail_stores(uint32_t valid, uint32_t clearer, Clear&& clear) {
   constexpr uint32_t kRowsPerPass = kTailClearers / 8;

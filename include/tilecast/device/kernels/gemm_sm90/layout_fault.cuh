@@ -6,10 +6,12 @@
 // syncs), so the host cannot check them: the kernel does. The scheduler clamps every entry so that
 // nothing is read or written out of bounds; meanwhile warp 1 of every CTA (idle otherwise: only
 // thread 0 of the producer warpgroup issues loads) checks its share of the entries against the
-// rules of scheduler/group_data_check.cuh. A bad entry is recorded in host-mapped memory that stays readable after the
-// trap has ended the context (as a timed-out wait's is, pipeline/mbarrier.cuh), and
-// tilecast::take_layout_fault_report() turns it into a message. The check costs the producer and
-// the consumers nothing: it runs beside them, on its own warp, at the start of the kernel.
+// rules of scheduler/group_data_check.cuh. A bad entry is recorded in host-mapped memory that
+// stays readable after the trap has ended the context (as a timed-out wait's is,
+// pipeline/mbarrier.cuh), and tilecast::take_layout_fault_report() turns it into a message. The
+// check costs the producer and the consumers nothing: it runs beside them, on its own warp, from
+// the start of the kernel. (A trap in the consumers' epilogue cost them registers they do not
+// have: 56-100 bytes of spills at 128x256.)
 #pragma once
 
 #include "tilecast/device/scheduler/group_data_check.cuh"
@@ -19,9 +21,11 @@ namespace tilecast {
 enum class LayoutFault : uint32_t {
   kNone = 0,
   kMaskedRows = 1,    // masked_m[index] = value is outside [0, bound = max_m]
-  kOffsets = 2,       // offsets[index] = value: not 0 first, below offsets[index - 1] = other, or past bound = M
-  kExpertIndex = 3,   // row-index layout: row index holds value, neither -1 nor an expert below bound = experts
-  kExpertRun = 4,     // row-index layout: row index holds expert value after row index - 1's other, inside a run
+  kOffsets = 2,       // offsets[index] = value: not 0 first, below offsets[index - 1] = other, or
+                      // past bound = M
+  kExpertIndex = 3,   // row index holds value, neither -1 nor an expert below bound = experts
+  kExpertRun = 4,     // row index holds expert value after row index - 1's other, inside a
+                      // 128-row run
   kGroupK = 5,        // k_sizes[index] = value: negative, or the sizes before it (other) plus it pass bound = K
 };
 
@@ -43,8 +47,8 @@ struct LayoutFaultRecord {
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-TC_DEVICE TC_FORCEINLINE void trap_layout_fault(LayoutFaultRecord* record, LayoutFault fault, uint32_t index, int32_t value,
-                                        int64_t other, uint32_t bound) {
+TC_DEVICE TC_FORCEINLINE void trap_layout_fault(LayoutFaultRecord* record, LayoutFault fault, uint32_t index,
+                                                int32_t value, int64_t other, uint32_t bound) {
   if (record) {
     volatile LayoutFaultRecord* v = record;
     v->fault = static_cast<uint32_t>(fault);
