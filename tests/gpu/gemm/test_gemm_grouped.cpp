@@ -33,13 +33,19 @@ using GroupedHeuristic = GroupedTest;
 TEST_P(GroupedHeuristic, DefaultConfigMatchesPerGroupCublas) { EXPECT_TRUE(run_grouped_case(GetParam(), stream_)); }
 INSTANTIATE_TEST_SUITE_P(Shapes, GroupedHeuristic, ::testing::ValuesIn(grouped_heuristic_cases()), case_name);
 
-// The compute-sanitizer subset: small problems, every form and cluster shape, in one test.
-TEST(GroupedSmall, EveryFormAndClusterShape) {
+// The compute-sanitizer subset: small problems, every cluster shape, one test per form (so that a
+// slow tool can take them one at a time: --gtest_filter='GroupedSmall.Masked*').
+void run_small_cases(GroupedForm form) {
   cudaStream_t stream;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (const GroupedCase& c : grouped_small_cases()) EXPECT_TRUE(run_grouped_case(c, stream)) << c.name();
+  for (const GroupedCase& c : grouped_small_cases())
+    if (c.form == form) EXPECT_TRUE(run_grouped_case(c, stream)) << c.name();
   cudaStreamDestroy(stream);
 }
+TEST(GroupedSmall, OffsetsEveryClusterShape) { run_small_cases(GroupedForm::kOffsets); }
+TEST(GroupedSmall, RowIndexEveryClusterShape) { run_small_cases(GroupedForm::kRowIndex); }
+TEST(GroupedSmall, MaskedEveryClusterShape) { run_small_cases(GroupedForm::kMasked); }
+TEST(GroupedSmall, KGroupedEveryClusterShape) { run_small_cases(GroupedForm::kKGrouped); }
 
 // Decode under CUDA graphs: prepared, captured once, replayed with new masks in the same device
 // array (all empty, one row each, every row, random), each replay checked against its reference.
