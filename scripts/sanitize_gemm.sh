@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck over the GEMM's small problems (one per
-# cluster shape and a companion launch: GemmSmall) and, through TC_SANITIZE_FILTER, any
-# correctness cases. Run on the GPU machine after a build (device_run.sh's TC_EXTRA); prints one
+# cluster shape and a companion launch: GemmSmall; one per grouped form and cluster shape:
+# GroupedSmall) and, through TC_SANITIZE_FILTER, any correctness cases. Run on the GPU machine after a build (device_run.sh's TC_EXTRA); prints one
 # summary line per tool and binary, and the first reported errors.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 filter=${TC_SANITIZE_FILTER:-*single_slab_buffer*bf16*}
 runs=("build/tests/gpu/gemm/test_gemm_small --gtest_filter=GemmSmall.*"
+      "build/tests/gpu/gemm/test_gemm_grouped --gtest_filter=GroupedSmall.*"
       "build/tests/gpu/gemm/test_gemm_correctness --gtest_filter=$filter")
 status=0
 for tool in memcheck racecheck synccheck; do

@@ -39,6 +39,19 @@ plan::DeviceFacts read_facts(int device) {
   return f;
 }
 
+// A zeroed record in host-mapped memory, which the host can read after a trap has ended the
+// context, and its device address.
+template <class Record>
+void host_mapped(Record*& host, Record*& device) {
+  void* h = nullptr;
+  check(cudaHostAlloc(&h, sizeof(Record), cudaHostAllocMapped), "cudaHostAlloc");
+  host = static_cast<Record*>(h);
+  *host = Record{};
+  void* d = nullptr;
+  check(cudaHostGetDevicePointer(&d, h, 0), "cudaHostGetDevicePointer");
+  device = static_cast<Record*>(d);
+}
+
 }  // namespace
 
 struct DeviceState::CounterBlock {
@@ -80,13 +93,8 @@ DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device
   check(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
   check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate");
-  void* host = nullptr;
-  check(cudaHostAlloc(&host, sizeof(WaitTimeoutRecord), cudaHostAllocMapped), "cudaHostAlloc");
-  record_host_ = static_cast<WaitTimeoutRecord*>(host);
-  *record_host_ = WaitTimeoutRecord{};
-  void* dev = nullptr;
-  check(cudaHostGetDevicePointer(&dev, host, 0), "cudaHostGetDevicePointer");
-  record_device_ = static_cast<WaitTimeoutRecord*>(dev);
+  host_mapped(record_host_, record_device_);
+  host_mapped(fault_host_, fault_device_);
   counters_ = new CounterBlock;
   check(cudaMalloc(reinterpret_cast<void**>(&counters_->device), CounterBlock::kPairs * 2 * sizeof(uint32_t)),
         "cudaMalloc");
@@ -121,6 +129,43 @@ std::optional<std::string> take_wait_timeout_report() {
                      " barrier " + std::to_string(r->index) + " (parity " + std::to_string(r->parity) + "), block " +
                      std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ", cluster rank " +
                      std::to_string(r->cluster_rank);
+  r->magic = 0;
+  return text;
+}
+
+std::optional<std::string> take_layout_fault_report() {
+  api::DeviceState& s = api::DeviceState::current();
+  volatile LayoutFaultRecord* r = s.layout_fault_record_host();
+  if (r->magic != kLayoutFaultMagic) return std::nullopt;
+  const std::string i = std::to_string(r->index), v = std::to_string(r->value), o = std::to_string(r->other),
+                    bound = std::to_string(r->bound);
+  std::string text;
+  switch (static_cast<LayoutFault>(r->fault)) {
+    case LayoutFault::kMaskedRows:
+      text = "m-grouped masked: masked_m[" + i + "] = " + v + " is outside [0, max_m = " + bound + "]";
+      break;
+    case LayoutFault::kOffsets:
+      text = "m-grouped contiguous: expert offsets[" + i + "] = " + v +
+             (r->index == 0 ? std::string(": the first offset must be 0")
+                            : " (after " + o + "): offsets must not decrease, nor pass the " + bound + " rows of A");
+      break;
+    case LayoutFault::kExpertIndex:
+      text = "m-grouped contiguous: row " + i + " holds expert " + v + ", neither -1 (padding) nor an expert of 0.." +
+             std::to_string(static_cast<int64_t>(r->bound) - 1);
+      break;
+    case LayoutFault::kExpertRun:
+      text = "m-grouped contiguous: row " + i + " holds expert " + v + " after row " +
+             std::to_string(static_cast<int64_t>(r->index) - 1) + "'s " + o + ": each expert's rows must start on a multiple of " +
+             std::to_string(kMGroupedRowAlignment) + " rows and be padded with -1 up to the next";
+      break;
+    case LayoutFault::kGroupK:
+      text = "k-grouped: k_sizes[" + i + "] = " + v + (r->value < 0 ? std::string(" is negative")
+                                                                     : " after " + o + " columns of the groups before it passes K = " + bound);
+      break;
+    default:
+      text = "unknown layout fault " + std::to_string(r->fault);
+  }
+  text += " (the kernel trapped: block " + std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ")";
   r->magic = 0;
   return text;
 }

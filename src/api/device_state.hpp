@@ -1,6 +1,6 @@
 // What the GEMM API keeps per device: its facts for the planner, a side stream for companion
-// launches, unit counters for dynamic scheduling, and the host-mapped record a timed-out barrier
-// wait writes. Made by the first call or prepare() for a device, never under stream capture (it
+// launches, unit counters for dynamic scheduling, and the host-mapped records a timed-out barrier
+// wait and impossible group data write. Made by the first call or prepare() for a device, never under stream capture (it
 // allocates): a captured call that would make it is refused (see gemm.cpp).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "tilecast/device/kernels/gemm_sm90/layout_fault.cuh"
 #include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/plan/device_facts.hpp"
 
@@ -29,6 +30,8 @@ class DeviceState {
   cudaEvent_t join_event() const { return join_; }
   WaitTimeoutRecord* wait_record_device() const { return record_device_; }
   WaitTimeoutRecord* wait_record_host() const { return record_host_; }
+  LayoutFaultRecord* layout_fault_record_device() const { return fault_device_; }
+  LayoutFaultRecord* layout_fault_record_host() const { return fault_host_; }
   // A pair of counters (next unit, finished clusters), zero between GEMMs, for the GEMMs that run
   // on `stream`. Pairs are kept per stream so that GEMMs on concurrent streams never share one.
   uint32_t* unit_counters(cudaStream_t stream);
@@ -43,6 +46,8 @@ class DeviceState {
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
   WaitTimeoutRecord* record_host_ = nullptr;
   WaitTimeoutRecord* record_device_ = nullptr;
+  LayoutFaultRecord* fault_host_ = nullptr;
+  LayoutFaultRecord* fault_device_ = nullptr;
   std::mutex mutex_, launch_mutex_;
   struct CounterBlock;
   CounterBlock* counters_ = nullptr;

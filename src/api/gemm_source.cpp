@@ -30,8 +30,11 @@ std::string traits_name(const GemmKernelSpec& s) {
   return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
          "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
          std::to_string(s.consumer_warpgroups) + (s.out == DType::kFP32 ? "_fp32" : "_bf16") + (s.has_c ? "_c" : "") +
-         (s.has_bias ? (s.bias_type == DType::kFP32 ? "_bias32" : "_bias16") : "") +
-         "_" + type_name(s.type) + (s.dynamic_units ? "_dynamic" : "");
+         (s.has_bias ? (s.bias_type == DType::kFP32 ? "_bias32" : "_bias16") : "") + "_" + type_name(s.type) +
+         (s.type == GemmType::kMGroupedContiguous
+              ? (s.contiguous_layout == ContiguousLayout::kOffsets ? "_offsets" : "_rowindex")
+              : "") +
+         (s.dynamic_units ? "_dynamic" : "");
 }
 
 }  // namespace
@@ -50,6 +53,9 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
       .field("kHasBias", s.has_bias)
       .field("tilecast::DType", "kBiasType", dtype_expression(s.bias_type))
       .field("tilecast::GemmType", "kGemmType", type_expression(s.type))
+      .field("tilecast::ContiguousLayout", "kContiguousLayout",
+             s.contiguous_layout == ContiguousLayout::kOffsets ? "tilecast::ContiguousLayout::kOffsets"
+                                                               : "tilecast::ContiguousLayout::kRowIndex")
       .field("kDynamicUnits", s.dynamic_units)
       .field("kSpecFingerprint", spec_fingerprint(s))
       .spec();

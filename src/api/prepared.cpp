@@ -15,15 +15,11 @@ namespace {
 
 // The cache key: whole structs, compared and hashed as bytes, so a field added to any of them
 // is part of the key without anyone writing it here. (group_data is zeroed: a plan depends on
-// sizes only.)
+// sizes and hints only.)
 struct PlanKey {
-  GemmProblem problem;
+  plan::GemmDesc desc;
   GemmConfig config;
   int device;
-  DType out;
-  uint32_t has_c;
-  uint32_t has_bias;
-  DType bias_type;
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");
@@ -54,7 +50,9 @@ PlanCache& cache() {
 std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, const GemmConfig& config,
                                                 DeviceState& dev) {
   auto p = std::make_shared<PreparedGemm>();
-  p->plan = plan::plan_gemm(desc, dev.facts(), config);
+  plan::GemmDesc sizes = desc;
+  sizes.problem.group_data = nullptr;  // device memory, and a cached plan serves every call of these sizes
+  p->plan = plan::plan_gemm(sizes, dev.facts(), config);
   p->geometry = p->plan.geometry();
   p->device = &dev;
   jit::Runtime& jit = jit::Runtime::instance();
@@ -66,8 +64,9 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   }
   if (const char* debug = std::getenv("TILECAST_PLAN_DEBUG"); debug && *debug == '1') {
     const GemmProblem& pr = desc.problem;
-    std::fprintf(stderr, "tilecast: gemm %ux%ux%u groups %u -> %s\n", pr.m, pr.n, pr.k, pr.num_groups,
-                 p->plan.describe().c_str());
+    static const char* const kTypes[] = {"gemm", "batched gemm", "m-grouped gemm", "masked gemm", "k-grouped gemm"};
+    std::fprintf(stderr, "tilecast: %s %ux%ux%u groups %u -> %s\n", kTypes[static_cast<uint32_t>(pr.type) % 5], pr.m,
+                 pr.n, pr.k, pr.num_groups, p->plan.describe().c_str());
   }
   return p;
 }
@@ -78,15 +77,16 @@ std::shared_ptr<const PreparedGemm> prepared_gemm(const plan::GemmDesc& desc, co
                                                   bool capturing) {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) throw Error("cudaGetDevice failed");
-  PlanKey key{desc.problem, config, device, desc.out, desc.has_c ? 1u : 0u, desc.has_bias ? 1u : 0u, desc.bias_type};
-  key.problem.group_data = nullptr;
+  PlanKey key{desc, config, device};
+  key.desc.problem.group_data = nullptr;
   {
     std::lock_guard lock(cache_mutex());
     if (auto* hit = cache().find(key)) return *hit;
   }
   if (capturing)
     throw Error("gemm: the stream is capturing a CUDA graph, and this problem's kernels are not loaded yet "
-                "(compiling and loading cannot be captured): call tilecast::prepare() with the same arguments "
+                "(compiling and loading cannot be captured): call tilecast::prepare() (for the grouped calls "
+                "prepare_mgrouped_contiguous, prepare_mgrouped_masked or prepare_kgrouped) with the same arguments "
                 "before the capture");
   // Plan and compile outside the lock: other threads' cached calls must not wait for NVRTC.
   std::shared_ptr<const PreparedGemm> prepared = prepare_now(desc, config, DeviceState::current());

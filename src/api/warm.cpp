@@ -28,7 +28,11 @@ std::string describe_kernel(const GemmKernelSpec& s) {
   const uint32_t type = static_cast<uint32_t>(s.type);
   return std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + " st" + std::to_string(s.stages) + " c" +
          std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + (s.out == DType::kFP32 ? " fp32" : " bf16") +
-         (s.has_c ? " +C" : "") + " " + (type < 5 ? kTypes[type] : "?") + (s.dynamic_units ? " dynamic" : " static");
+         (s.has_c ? " +C" : "") + " " + (type < 5 ? kTypes[type] : "?") +
+         (s.type == GemmType::kMGroupedContiguous
+              ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
+              : "") +
+         (s.dynamic_units ? " dynamic" : " static");
 }
 
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
@@ -50,7 +54,8 @@ std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, 
                   static_cast<uint32_t>(r.registers),
                   static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
                   static_cast<uint32_t>(r.stack_frame_bytes),
-                  gemm_geometry(specs[i]).threads};
+                  gemm_geometry(specs[i]).threads,
+                  built.kernel.log.find("wgmma.mma_async instructions are serialized") != std::string::npos};
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex);
         if (first_error.empty()) first_error = describe_kernel(specs[i]) + ": " + e.what();

@@ -27,6 +27,9 @@ struct WarmedKernel {
   uint32_t spill_bytes = 0;  // spill stores + loads
   uint32_t stack_bytes = 0;
   uint32_t threads = 0;      // of the kernel's geometry
+  // ptxas serialised the kernel's wgmma (any function call in the kernel does it: a printf, a
+  // trap helper that was not inlined). Known only when NVRTC ran here, not from the disk cache.
+  bool wgmma_serialized = false;
 };
 
 // The distinct kernel specs the items' plans launch on a device with these facts.

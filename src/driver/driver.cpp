@@ -61,6 +61,7 @@ Driver load_all() {
   load(d.cuMemMap, "cuMemMap", 10020);
   load(d.cuMemUnmap, "cuMemUnmap", 10020);
   load(d.cuMemSetAccess, "cuMemSetAccess", 10020);
+  load(d.cuMemGetAddressRange, "cuMemGetAddressRange", 3020);
   return d;
 }
 

@@ -42,6 +42,8 @@ struct Driver {
   PFN_cuMemMap_v10020 cuMemMap = nullptr;
   PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
   PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
+  // The API's argument checks: how far a grouped GEMM's size array may be read.
+  PFN_cuMemGetAddressRange_v3020 cuMemGetAddressRange = nullptr;
 
   // The table, filled on first use. Throws tilecast::Error naming the function that could not be
   // found (no driver, a driver older than the ABI version asked for); a later call tries again.

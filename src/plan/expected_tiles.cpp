@@ -35,9 +35,12 @@ std::vector<TileKey> expected_tiles(const GemmProblem& p, uint32_t block_m, uint
       break;
     case GemmType::kMGroupedContiguous:
       if (p.contiguous_layout == ContiguousLayout::kOffsets) {
+        // Offsets clamped into [0, m] and non-decreasing, as the scheduler clamps them.
+        const auto clamped = [&](uint32_t i) {
+          return static_cast<uint32_t>(std::clamp<int64_t>(p.group_data[i], 0, p.m));
+        };
         for (uint32_t g = 0; g < p.num_groups; ++g)
-          add_rows(0, g, static_cast<uint32_t>(p.group_data[g]),
-                   static_cast<uint32_t>(std::max(p.group_data[g + 1], p.group_data[g])));
+          add_rows(0, g, clamped(g), std::max(clamped(g + 1), clamped(g)));
       } else {
         // A block belongs to the expert of its first row; a block starting on padding is skipped.
         for (uint32_t row = 0; row < p.m; row += block_m) {

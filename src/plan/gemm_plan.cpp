@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tilecast/plan/grouped_surrogate.hpp"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::plan {
@@ -72,9 +73,24 @@ uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
   return o.max_sms ? std::min(o.max_sms, f.num_sms) : f.num_sms;
 }
 
-// The plan of one candidate, or nullopt with `misfit` saying why it cannot run.
-std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o, uint32_t bm,
-                                 uint32_t bn, const ClusterShape& cs, std::string& misfit) {
+// Bytes through HBM if each operand and the output moved once: per group its rows of A, its B
+// (where it has rows) and its rows of D (read too, with C).
+double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
+  double a = 0, b = 0, d = 0;
+  for (const GroupSize& g : group_sizes(p)) {
+    a += static_cast<double>(g.rows) * g.k;
+    if (g.rows) b += static_cast<double>(p.n) * g.k;
+    d += static_cast<double>(g.rows) * p.n;
+  }
+  return (a + b) * 2 + d * dtype_bytes(out) * (has_c ? 2 : 1);
+}
+
+// The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
+// what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
+// of grouped_surrogate.hpp.
+std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate, const DeviceFacts& f,
+                                 const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,
+                                 std::string& misfit) {
   GemmKernelSpec k;
   k.block_m = bm;
   k.block_n = bn;
@@ -85,6 +101,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const 
   k.has_bias = d.has_bias;
   k.bias_type = d.bias_type;
   k.type = d.problem.type;
+  if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
   // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
   k.dynamic_units = o.companion == 1 && cs.size() == 4;
   k.stages = o.stages ? o.stages : deepest_stages(k);
@@ -99,20 +116,23 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const 
   plan.schedule = schedule_of(k, o);
   plan.sm_budget = sm_budget(f, o);
 
-  // Size the grid: never more clusters than fit, nor than there are units (a first pass with one
-  // cluster counts the units that hold work).
-  SimOptions fast;
-  fast.check = false;
-  const LaunchSpec probe{plan.schedule, 1};
-  const uint64_t units = std::max<uint64_t>(simulate(d.problem, {&probe, 1}, fast).stats.units, 1);
+  // Size the grid as a persistent launch: as many clusters as fit, but never more than the most
+  // units any group data of these sizes can give (grouped_surrogate.hpp; exact for dense shapes).
+  const uint64_t units = std::max<uint64_t>(max_units(d.problem, plan.schedule), 1);
+  if (units > UINT32_MAX) {
+    misfit = "the problem has more than 2^32 units of work for block " + std::to_string(bm) + "x" + std::to_string(bn);
+    return std::nullopt;
+  }
   plan.main.clusters = static_cast<uint32_t>(std::min<uint64_t>(f.clusters_for(cs.size(), plan.sm_budget), units));
   if (plan.main.clusters == 0) {
     misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not fit in " +
              std::to_string(plan.sm_budget) + " SMs";
     return std::nullopt;
   }
+  SimOptions fast;
+  fast.check = false;
   const LaunchSpec launch{plan.schedule, plan.main.clusters};
-  const SimResult sim = simulate(d.problem, {&launch, 1}, fast);
+  const SimResult sim = simulate(surrogate, {&launch, 1}, fast);
 
   CostEstimate& c = plan.cost;
   const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
@@ -122,14 +142,21 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const DeviceFacts& f, const 
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
   c.l2_us = static_cast<double>(c.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12) * 1e6;
-  const GemmProblem& p = d.problem;
-  const double groups = p.num_groups;
-  const double out_bytes = groups * p.m * p.n * dtype_bytes(d.out) * (d.has_c ? 2 : 1);
-  const double hbm_bytes = groups * (static_cast<double>(p.m) + p.n) * p.k * 2 + out_bytes;
-  c.hbm_us = hbm_bytes / (f.hbm_tb_per_s * 1e12) * 1e6;
+  c.hbm_us = hbm_bytes(surrogate, d.out, d.has_c) / (f.hbm_tb_per_s * 1e12) * 1e6;
   c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us});
-  c.waves = static_cast<double>(units) / plan.main.clusters;
+  c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
   return plan;
+}
+
+// Rows of a typical group: where they fit 64, a 128-row block only computes padding.
+uint32_t typical_rows(const GemmDesc& d) {
+  const GemmProblem& p = d.problem;
+  switch (p.type) {
+    case GemmType::kMGroupedMasked: return d.expected_m ? d.expected_m : p.m;
+    case GemmType::kMGroupedContiguous:
+      return p.contiguous_layout == ContiguousLayout::kOffsets ? ceil_div(p.m, std::max(p.num_groups, 1u)) : p.m;
+    default: return p.m;
+  }
 }
 
 // Clusters of 4 leave SMs that cannot hold one; with the companion asked for, clusters of 2 take
@@ -164,6 +191,28 @@ GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, b
   return d;
 }
 
+GemmDesc mgrouped_contiguous_desc(ContiguousLayout layout, int64_t rows, int64_t n, int64_t k, int64_t experts,
+                                  DType out) {
+  GemmDesc d = dense_desc(rows, n, k, 1, out, false);
+  d.problem.type = GemmType::kMGroupedContiguous;
+  d.problem.contiguous_layout = layout;
+  d.problem.num_groups = static_cast<uint32_t>(experts);
+  return d;
+}
+
+GemmDesc mgrouped_masked_desc(int64_t max_m, int64_t n, int64_t k, int64_t experts, int64_t expected_m, DType out) {
+  GemmDesc d = dense_desc(max_m, n, k, experts, out, false);
+  d.problem.type = GemmType::kMGroupedMasked;
+  d.expected_m = static_cast<uint32_t>(expected_m);
+  return d;
+}
+
+GemmDesc kgrouped_desc(int64_t m, int64_t n, int64_t k, int64_t groups, DType out, bool accumulate) {
+  GemmDesc d = dense_desc(m, n, k, groups, out, accumulate);
+  d.problem.type = GemmType::kKGroupedContiguous;
+  return d;
+}
+
 void check_overrides(const GemmConfig& o) {
   const auto fail = [](const std::string& what) { throw Error("config: " + what); };
   if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs))
@@ -192,9 +241,15 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   check_overrides(o);
   const GemmProblem& p = d.problem;
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.num_groups == 0) throw Error("gemm: empty problem");
+  if (p.type == GemmType::kMGroupedMasked && d.expected_m > p.m)
+    throw Error("masked gemm: expected_m " + std::to_string(d.expected_m) + " is more than max_m " + std::to_string(p.m));
+  // The planner never reads d's group data (device memory for the API's calls): the cost model
+  // plays a host-side surrogate of the same sizes.
+  const PlanningProblem surrogate = planning_problem(d);
+  const GemmProblem played = surrogate.problem();
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
-  else if (p.m <= 64) bms = {64};
+  else if (typical_rows(d) <= 64) bms = {64};
   else bms.assign(std::begin(kBlockMs), std::end(kBlockMs));
   if (o.block_n) bns = {o.block_n};
   else bns.assign(std::begin(kWgmmaBF16Widths), std::end(kWgmmaBF16Widths));
@@ -208,7 +263,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     for (uint32_t bn : bns)
       for (const ClusterShape& cs : clusters) {
         if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
-        if (std::optional<GemmPlan> plan = evaluate(d, f, o, bm, bn, cs, misfit)) out.push_back(std::move(*plan));
+        if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, misfit)) out.push_back(std::move(*plan));
       }
   if (out.empty()) throw Error("config: " + (misfit.empty() ? std::string("no candidate") : misfit));
   std::stable_sort(out.begin(), out.end(), [](const GemmPlan& a, const GemmPlan& b) {

@@ -1,10 +1,22 @@
 #include "cublas_runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "cublas_grouped.hpp"
+#include "tilecast_test/compare.hpp"
+#include "tilecast_test/fill.hpp"
 
 namespace tilecast::bench {
 
-CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) {
+CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w) : problem_(p), w_(w) {
+  if (p.kind != Kind::kDense && p.kind != Kind::kBatched) {
+    try {
+      grouped_ = std::make_shared<CublasGroupedBatched>(p, w);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: %s\n", e.what());
+    }
+  }
   const MatrixView* c = w.c_view();
   const MatrixView* c32 = w.c_check_view();
   if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
@@ -16,6 +28,22 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     plans_ = {mm, ref};
     variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };
+    return;
+  }
+
+  if (p.kind == Kind::kKGrouped) {
+    auto loop = std::make_shared<test::LtKGroupedMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, w.k_sizes, p.with_c);
+    auto ref = std::make_shared<test::LtKGroupedMatmul>(lt, w.a.view, w.b.view, w.d_check.view, w.k_sizes, p.with_c);
+    k_loops_ = {loop, ref};
+    variants_.push_back({"per-group loop", std::to_string(loop->launches()) + " cuBLASLt calls",
+                         [loop](cudaStream_t s) { loop->run(s); }});
+    // The reference accumulates onto C's FP32 copy, afresh each time it runs.
+    const MatrixView from = w.has_c ? w.c_check.view : MatrixView{}, to = w.d_check.view;
+    const bool accumulate = p.with_c;
+    reference_ = [ref, from, to, accumulate](cudaStream_t s) {
+      if (accumulate) test::copy_convert(from, to, s);
+      ref->run(s);
+    };
     return;
   }
 
@@ -56,6 +84,31 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
   }
 }
 
-void CublasBaseline::run_reference(cudaStream_t stream) const { reference_(stream); }
+CublasBaseline::~CublasBaseline() = default;
+
+void CublasBaseline::run_reference(cudaStream_t stream) {
+  reference_(stream);
+  if (grouped_) check_grouped_batched(stream);
+}
+
+void CublasBaseline::check_grouped_batched(cudaStream_t stream) {
+  std::shared_ptr<CublasGroupedBatched> gb = std::move(grouped_);
+  try {
+    if (problem_.kind == Kind::kKGrouped && problem_.with_c) test::copy_convert(w_.c.view, w_.d_cublas.view, stream);
+    gb->run(stream);
+    const test::CompareResult r = test::compare(w_.d_cublas.view, w_.d_check.view, stream, w_.rows_per_batch);
+    const test::Tolerance tol = test::default_tolerance(problem_.out, DType::kFP32);
+    if (!test::passes(r, tol)) {
+      std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: its output failed the check (%s)\n",
+                   test::failure_reason(r, tol).c_str());
+      return;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cublasGemmGroupedBatchedEx left out: %s\n", e.what());
+    return;
+  }
+  variants_.push_back({"cublasGemmGroupedBatchedEx", std::to_string(gb->problems()) + " problems in one call",
+                       [gb](cudaStream_t s) { gb->run(s); }});
+}
 
 }  // namespace tilecast::bench

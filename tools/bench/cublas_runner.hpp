@@ -1,7 +1,11 @@
 // The cuBLAS column: cuBLASLt (the heuristic's first algorithm, as torch uses it) on the same
 // buffers. Dense and batched problems are one call; m-grouped problems are timed as a loop over
 // experts and, where every expert has the same rows, as one strided-batched call (the faster one
-// is the baseline); masked problems as a loop over experts' valid rows.
+// is the baseline); masked problems as a loop over experts' valid rows; k-grouped problems as a
+// loop over groups, each accumulating into its D in place (beta 1) where the problem accumulates.
+// Grouped problems also get cuBLAS's grouped batched GEMM (cublas_grouped.hpp) as a variant, once
+// its output has matched the reference (a baseline that computed something else would be timed
+// for nothing).
 #pragma once
 
 #include <functional>
@@ -21,16 +25,25 @@ struct BaselineVariant {
   Enqueue run;       // writes the problem's output dtype into w.d_cublas
 };
 
+class CublasGroupedBatched;
+
 class CublasBaseline {
  public:
   CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Workload& w);
+  ~CublasBaseline();
   const std::vector<BaselineVariant>& variants() const { return variants_; }
-  // The same computation with an FP32 output into w.d_check: the verification reference.
-  void run_reference(cudaStream_t stream) const;
+  // The same computation with an FP32 output into w.d_check: the verification reference. The first
+  // run also checks the grouped batched variant against it and adds it to variants() if it matched.
+  void run_reference(cudaStream_t stream);
 
  private:
+  void check_grouped_batched(cudaStream_t stream);
+  const BenchProblem& problem_;
+  Workload& w_;
+  std::shared_ptr<CublasGroupedBatched> grouped_;  // until checked
   std::vector<std::shared_ptr<test::LtMatmul>> plans_;
   std::vector<std::shared_ptr<test::LtGroupedMatmul>> loops_;
+  std::vector<std::shared_ptr<test::LtKGroupedMatmul>> k_loops_;
   std::vector<BaselineVariant> variants_;
   Enqueue reference_;
 };

@@ -100,6 +100,7 @@ struct Runner {
       }
       try {
         test::poison(w->d_tilecast, stream);
+        if (call.reset) call.reset(stream);
         call.run(stream);
         TC_CUDA_CHECK(cudaStreamSynchronize(stream));
         TC_CUDA_CHECK(cudaGetLastError());

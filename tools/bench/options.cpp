@@ -46,11 +46,13 @@ traffic model and exits 0.
 
 problems
   --suite a,b,...     dense (8192^3), m4096 and m128 (DeepGEMM's normal (n,k) list), mgrouped,
-                      masked, square, odd; default (= dense,m4096,m128,odd) or all.
-                      Default: default, or nothing when --shape is given.
+                      masked, kgrouped (weight gradients, fp32, accumulating), deepseek-v3 (one
+                      MoE layer: prefill, decode, weight gradients), square, odd; default
+                      (= dense,m4096,m128,odd) or all. Default: default, or nothing when --shape
+                      is given.
   --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable
-  --out bf16|fp32     output dtype (default bf16)
-  --with-c            D = A * B^T + C
+  --out bf16|fp32     output dtype (default: each suite's, bf16 but for k-grouped fp32)
+  --with-c            D = A * B^T + C (k-grouped: accumulate; m-grouped and masked: no C)
 
 tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heuristic's)
   --cluster MxN       CTAs along M x along N: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4
@@ -157,11 +159,7 @@ std::vector<BenchProblem> selected_problems(const Options& o) {
   for (const std::string& s : suites)
     for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   for (const BenchProblem& p : o.shapes) out.push_back(p);
-  // --out and --with-c apply where given; otherwise each suite keeps its own (fp32c, bias).
-  for (BenchProblem& p : out) {
-    if (o.out_given) p.out = o.out;
-    if (o.with_c) p.with_c = true;
-  }
+  for (BenchProblem& p : out) apply_epilogue(p, o.out_given ? &o.out : nullptr, o.with_c);
   return out;
 }
 

@@ -17,7 +17,7 @@ struct Options {
   GemmConfig config;                   // --cluster, --config
   bool cluster_compare = false;
   DType out = DType::kBF16;
-  bool out_given = false;
+  bool out_given = false;  // --out: else each suite's own (bf16; k-grouped suites fp32)
   bool with_c = false;
   int warmup = 10, iters = 50;
   size_t flush_bytes = size_t{256} << 20;
@@ -34,7 +34,7 @@ struct Options {
 Options parse_options(int argc, char** argv);
 std::string usage();
 
-// The problems the options select, in order, with --out and --with-c applied.
+// The problems the options select, in order, with --out and --with-c applied (apply_epilogue).
 std::vector<BenchProblem> selected_problems(const Options& o);
 
 }  // namespace tilecast::bench

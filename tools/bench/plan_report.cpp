@@ -5,7 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "plan_desc.hpp"
+#include "problem_desc.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::bench {
 namespace {
@@ -20,9 +21,9 @@ std::string header(const BenchProblem& p, const Peaks& peaks) {
                 p.with_c ? ", +C" : "", p.flops() / 1e12, p.bytes() / 1e6, r.time_us(), r.bound(),
                 r.compute_us, r.memory_us);
   std::string s = buf;
-  if (p.kind == Kind::kMasked) {
-    s += "   valid rows per expert:";
-    for (int64_t v : p.group_rows) {
+  if (p.kind == Kind::kMasked || p.kind == Kind::kMGrouped || p.kind == Kind::kKGrouped) {
+    s += p.kind == Kind::kKGrouped ? "   K per group:" : "   rows per expert:";
+    for (int64_t v : p.kind == Kind::kKGrouped ? p.group_k : p.group_rows) {
       s += ' ';
       s += std::to_string(v);
     }
@@ -35,10 +36,8 @@ std::string header(const BenchProblem& p, const Peaks& peaks) {
 
 std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const Peaks& peaks) {
   std::string s = header(p, peaks);
-  if (p.kind != Kind::kDense && p.kind != Kind::kBatched) return s + "   (no tilecast plan: the API has no " +
-                                                                   kind_name(p.kind) + " GEMM yet)\n";
   try {
-    const plan::GemmDesc desc = plan_desc(p);
+    const plan::GemmDesc desc = problem_desc(p);  // grouped: planned from sizes alone, as the call is
     std::istringstream table(plan::format_plans(plan::rank_plans(desc, plan::DeviceFacts::h200_model(), cfg), 4));
     for (std::string line; std::getline(table, line);) s += "   " + line + "\n";
   } catch (const std::exception& e) {

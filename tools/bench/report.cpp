@@ -57,6 +57,7 @@ std::string target_of(const std::string& suite, const SuiteSummary& s) {
   if (suite == "m128") return std::string(">= 70% of roofline") + verdict(s.min_roof >= 0.70);
   if (suite == "mgrouped") return std::string("geomean >= 1.15x") + verdict(geo >= 1.15);
   if (suite == "host") return std::string("host time no slower than cublasLtMatmul") + verdict(s.min_speedup >= 1.0);
+  if (suite == "masked") return std::string(">= 70% of roofline") + verdict(s.min_roof >= 0.70);
   return "-";
 }
 
@@ -89,6 +90,11 @@ void problem_json(JsonWriter& j, const BenchProblem& p, const Peaks& peaks) {
   if (!p.group_rows.empty()) {
     j.key("group_rows").begin_array();
     for (int64_t v : p.group_rows) j.value(static_cast<int64_t>(v));
+    j.end_array();
+  }
+  if (!p.group_k.empty()) {
+    j.key("group_k").begin_array();
+    for (int64_t v : p.group_k) j.value(static_cast<int64_t>(v));
     j.end_array();
   }
   j.field("out_dtype", dtype_name(p.out)).field("with_c", p.with_c);

@@ -1,6 +1,8 @@
 #include "suites.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -19,6 +21,14 @@ constexpr int64_t kGroupedNK[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {
 // DeepGEMM's masked tests size every expert's buffer for 4096 rows.
 constexpr int64_t kMaskedMaxM = 4096;
 
+// DeepSeek-V3's MoE layer (its Hugging Face config.json and the technical report, arXiv
+// 2412.19437): hidden_size 7168, moe_intermediate_size 2048, n_routed_experts 256,
+// num_experts_per_tok 8. Each expert's gate and up projections are one GEMM of n = 2 x 2048 over
+// k = 7168 rows of tokens, its down projection one of n = 7168 over k = 2048.
+constexpr int64_t kDsv3Hidden = 7168, kDsv3Inter = 2048, kDsv3Experts = 256, kDsv3TopK = 8;
+// Its GEMMs: gate+up (n, k), then down.
+constexpr int64_t kDsv3NK[][2] = {{2 * kDsv3Inter, kDsv3Hidden}, {kDsv3Hidden, kDsv3Inter}};
+
 BenchProblem dense(const std::string& suite, int64_t m, int64_t n, int64_t k) {
   BenchProblem p;
   p.suite = suite;
@@ -32,17 +42,74 @@ void add_normal_list(std::vector<BenchProblem>& out, const std::string& suite, i
   for (const auto& nk : kNormalNK) out.push_back(dense(suite, m, nk[0], nk[1]));
 }
 
-// Valid rows of masked experts as DeepGEMM draws them: expected * U(0.7, 1.3), from a fixed seed
-// so that every run times the same problem.
-std::vector<int64_t> masked_rows(int64_t groups, int64_t expected, uint64_t seed) {
+// Sizes as DeepGEMM draws them: expected * U(0.7, 1.3), from a fixed seed so that every run
+// times the same problem.
+std::vector<int64_t> jittered(int64_t groups, int64_t expected, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.7, 1.3);
-  std::vector<int64_t> rows;
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t r = static_cast<int64_t>(static_cast<double>(expected) * u(rng));
-    rows.push_back(r < kMaskedMaxM ? r : kMaskedMaxM);
-  }
+  std::vector<int64_t> sizes;
+  for (int64_t g = 0; g < groups; ++g) sizes.push_back(static_cast<int64_t>(static_cast<double>(expected) * u(rng)));
+  return sizes;
+}
+
+// Valid rows of masked experts, DeepGEMM's way, at most kMaskedMaxM.
+std::vector<int64_t> masked_rows(int64_t groups, int64_t expected, uint64_t seed) {
+  std::vector<int64_t> rows = jittered(groups, expected, seed);
+  for (int64_t& r : rows) r = std::min(r, kMaskedMaxM);
   return rows;
+}
+
+// `total` rows (or columns) over `groups` experts as a skewed router spreads them: weights
+// exp(N(0, sigma)) from a fixed seed, so some experts get many times the mean and some a handful
+// or none (the loads MISSION.md calls open ground).
+std::vector<int64_t> skewed_split(int64_t total, int64_t groups, double sigma, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, sigma);
+  std::vector<double> w;
+  double sum = 0;
+  for (int64_t g = 0; g < groups; ++g) sum += w.emplace_back(std::exp(z(rng)));
+  std::vector<int64_t> out;
+  int64_t given = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t share = g + 1 == groups ? total - given : static_cast<int64_t>(static_cast<double>(total) * w[g] / sum);
+    out.push_back(share);
+    given += share;
+  }
+  return out;
+}
+
+BenchProblem mgrouped(const std::string& suite, std::vector<int64_t> rows, int64_t n, int64_t k) {
+  BenchProblem p = dense(suite, 0, n, k);
+  p.kind = Kind::kMGrouped;
+  p.groups = static_cast<int64_t>(rows.size());
+  int64_t total = 0;
+  for (int64_t r : rows) total += r;
+  p.m = total / p.groups;
+  p.group_rows = std::move(rows);
+  return p;
+}
+
+BenchProblem masked(const std::string& suite, int64_t groups, int64_t max_m, int64_t expected, int64_t n, int64_t k,
+                    uint64_t seed) {
+  BenchProblem p = dense(suite, max_m, n, k);
+  p.kind = Kind::kMasked;
+  p.groups = groups;
+  p.expected_m = expected;
+  p.group_rows = masked_rows(groups, expected, seed);
+  for (int64_t& r : p.group_rows) r = std::min(r, max_m);
+  return p;
+}
+
+// Weight gradients: results of m x n, groups' K summing to `total_k`, accumulated in FP32.
+BenchProblem kgrouped(const std::string& suite, std::vector<int64_t> ks, int64_t m, int64_t n) {
+  BenchProblem p = dense(suite, m, n, 0);
+  p.kind = Kind::kKGrouped;
+  p.groups = static_cast<int64_t>(ks.size());
+  for (int64_t kg : ks) p.k += kg;
+  p.group_k = std::move(ks);
+  p.out = DType::kFP32;
+  p.with_c = true;
+  return p;
 }
 
 }  // namespace
@@ -53,12 +120,18 @@ const char* kind_name(Kind k) {
     case Kind::kBatched: return "batched";
     case Kind::kMGrouped: return "m-grouped";
     case Kind::kMasked: return "masked";
+    case Kind::kKGrouped: return "k-grouped";
   }
   return "?";
 }
 
 int64_t BenchProblem::rows_total() const {
-  return kind == Kind::kDense ? m : groups * m;
+  if (kind == Kind::kMGrouped && !group_rows.empty()) {
+    int64_t s = 0;
+    for (int64_t r : group_rows) s += r;
+    return s;
+  }
+  return kind == Kind::kDense || kind == Kind::kKGrouped ? m : groups * m;
 }
 
 int64_t BenchProblem::valid_rows() const {
@@ -74,8 +147,9 @@ double BenchProblem::flops() const {
 
 double BenchProblem::bytes() const {
   const double rows = static_cast<double>(valid_rows());
-  const double b_groups = kind == Kind::kDense ? 1.0 : static_cast<double>(groups);
-  const double d_elems = rows * static_cast<double>(n);
+  const double b_groups = kind == Kind::kDense || kind == Kind::kKGrouped ? 1.0 : static_cast<double>(groups);
+  // k-grouped: A and B once over all K, one m x n result per group.
+  const double d_elems = rows * static_cast<double>(n) * (kind == Kind::kKGrouped ? static_cast<double>(groups) : 1.0);
   return 2.0 * rows * static_cast<double>(k) + 2.0 * b_groups * static_cast<double>(n) * static_cast<double>(k) +
          static_cast<double>(dtype_size(out)) * (d_elems * (with_c ? 2.0 : 1.0) + (with_bias ? n : 0));
 }
@@ -98,12 +172,17 @@ std::string BenchProblem::label() const {
       std::snprintf(buf, sizeof buf, "g%lld m~%lld n%lld k%lld", (long long)groups,
                     (long long)expected_m, (long long)n, (long long)k);
       break;
+    case Kind::kKGrouped:
+      std::snprintf(buf, sizeof buf, "kg%lld %lldx%lld k%lld", (long long)groups, (long long)m, (long long)n,
+                    (long long)k);
+      break;
   }
   return buf;
 }
 
 std::vector<std::string> suite_names() {
-  return {"dense", "m4096", "m128", "mgrouped", "masked", "square", "odd", "host", "fp32c", "bias"};
+  return {"dense",       "m4096",  "m128", "mgrouped", "masked", "kgrouped",
+          "deepseek-v3", "square", "odd",  "host",     "fp32c",  "bias"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -134,6 +213,27 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
         p.group_rows = masked_rows(gm[0], gm[1], seed++);
         out.push_back(p);
       }
+  } else if (name == "kgrouped") {
+    // Weight gradients of DeepSeek-V3's experts (kDsv3NK as results: gate+up dW is 4096 x 7168,
+    // down dW 7168 x 2048), 4 and 8 groups, K per group 4096 x U(0.7, 1.3) (so no multiple of 64:
+    // every group ends in a partial k-step), accumulated into FP32 as a training step does.
+    uint64_t seed = 0x6b67726f7570ull;  // "kgroup"
+    for (int64_t groups : {4, 8})
+      for (const auto& nk : kDsv3NK) out.push_back(kgrouped(name, jittered(groups, 4096, seed++), nk[0], nk[1]));
+  } else if (name == "deepseek-v3") {
+    // One MoE layer of DeepSeek-V3 (see kDsv3Hidden), both GEMMs of each phase:
+    //   prefill, expert parallel over 8 GPUs: 32 local experts, 8192 routed rows, skewed routing;
+    //   prefill on one GPU: all 256 experts, 4096 tokens x top-8 = 32768 rows, skewed;
+    //   decode, 8 GPUs: 32 experts of max_m 1024 rows, 128 tokens x 8 x 8 ranks / 256 = 32 expected;
+    //   weight gradients of the 32 local experts over their 8192 skewed rows, accumulated in FP32.
+    const int64_t local = kDsv3Experts / 8;
+    uint64_t seed = 0x64737633ull;  // "dsv3"
+    for (const auto& nk : kDsv3NK) out.push_back(mgrouped(name, skewed_split(8192, local, 1.0, seed++), nk[0], nk[1]));
+    for (const auto& nk : kDsv3NK)
+      out.push_back(mgrouped(name, skewed_split(4096 * kDsv3TopK, kDsv3Experts, 1.0, seed++), nk[0], nk[1]));
+    for (const auto& nk : kDsv3NK)
+      out.push_back(masked(name, local, 1024, 128 * kDsv3TopK * 8 / kDsv3Experts, nk[0], nk[1], seed++));
+    for (const auto& nk : kDsv3NK) out.push_back(kgrouped(name, skewed_split(8192, local, 1.0, seed++), nk[0], nk[1]));
   } else if (name == "square") {
     for (int64_t s : {512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
       out.push_back(dense(name, s, s, s));
@@ -170,10 +270,15 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
     for (const std::string& s : suite_names())
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
-    throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, "
-                                "square, odd, host, fp32c, bias, default, all)");
+    throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, kgrouped, "
+                                "deepseek-v3, square, odd, host, fp32c, bias, default, all)");
   }
   return out;
+}
+
+void apply_epilogue(BenchProblem& p, const DType* out, bool with_c) {
+  if (out) p.out = *out;
+  if (with_c && p.kind != Kind::kMGrouped && p.kind != Kind::kMasked) p.with_c = true;
 }
 
 BenchProblem parse_shape(const std::string& text) {

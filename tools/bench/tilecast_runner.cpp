@@ -1,22 +1,47 @@
 #include "tilecast_runner.hpp"
 
+#include "tilecast/grouped.hpp"
+#include "tilecast_test/fill.hpp"
+
 namespace tilecast::bench {
 
 TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmConfig& cfg) {
   TilecastCall call;
-  if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
-    const MatrixView a = w.a.view, b = w.b.view, d = w.d_tilecast.view;
-    const bool has_c = w.has_c;
-    const MatrixView c = has_c ? w.c.view : MatrixView{};
-    const VectorView bias = w.bias_vector();
-    call.run = [a, b, d, c, has_c, bias, cfg](cudaStream_t s) {
-      GemmEpilogue e;
-      e.c = has_c ? &c : nullptr;
-      e.bias = bias;
-      gemm(a, b, d, s, e, cfg);
-    };
-  } else {
-    call.unavailable = std::string("tilecast has no ") + kind_name(p.kind) + " GEMM API yet";
+  const MatrixView a = w.a.view, b = w.b.view, d = w.d_tilecast.view;
+  const int32_t* group = w.group_ptr();
+  switch (p.kind) {
+    case Kind::kDense:
+    case Kind::kBatched: {
+      const bool has_c = w.has_c;
+      const MatrixView c = has_c ? w.c.view : MatrixView{};
+      const VectorView bias = w.bias_vector();
+      call.run = [a, b, d, c, has_c, bias, cfg](cudaStream_t s) {
+        GemmEpilogue e;
+        e.c = has_c ? &c : nullptr;
+        e.bias = bias;
+        gemm(a, b, d, s, e, cfg);
+      };
+      break;
+    }
+    case Kind::kMGrouped: {
+      const GroupedLayout layout{ContiguousLayout::kOffsets, group};
+      call.run = [a, b, d, layout, cfg](cudaStream_t s) { gemm_mgrouped_contiguous(a, b, d, layout, s, cfg); };
+      break;
+    }
+    case Kind::kMasked: {
+      const int64_t expected = p.expected_m;
+      call.run = [a, b, d, group, expected, cfg](cudaStream_t s) { gemm_mgrouped_masked(a, b, d, group, expected, s, cfg); };
+      break;
+    }
+    case Kind::kKGrouped: {
+      const bool accumulate = p.with_c;
+      call.run = [a, b, d, group, accumulate, cfg](cudaStream_t s) { gemm_kgrouped(a, b, d, group, accumulate, s, cfg); };
+      if (accumulate) {
+        const MatrixView c = w.c.view;
+        call.reset = [c, d](cudaStream_t s) { test::copy_convert(c, d, s); };
+      }
+      break;
+    }
   }
   return call;
 }

@@ -23,23 +23,24 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
   auto w = std::make_unique<Workload>();
   w->seed = seed;
   w->has_c = p.with_c;
-  const bool masked = p.kind == Kind::kMasked;
+  const bool masked = p.kind == Kind::kMasked, kgrouped = p.kind == Kind::kKGrouped;
   const int64_t batch = (p.kind == Kind::kBatched || masked) ? p.groups : 1;
+  const int64_t d_batch = kgrouped ? p.groups : batch;
   const int64_t rows = p.kind == Kind::kMGrouped ? p.rows_total() : p.m;
-  const int64_t b_batch = p.kind == Kind::kDense ? 1 : p.groups;
+  const int64_t b_batch = p.kind == Kind::kDense || kgrouped ? 1 : p.groups;
 
   w->a = alloc(DType::kBF16, rows, p.k, batch);
   w->b = alloc(DType::kBF16, p.n, p.k, b_batch);
-  w->d_cublas = alloc(p.out, rows, p.n, batch);
-  w->d_tilecast = alloc(p.out, rows, p.n, batch);
-  w->d_check = alloc(DType::kFP32, rows, p.n, batch);
-  if (p.with_c) w->c = alloc(p.out, rows, p.n, batch);
+  w->d_cublas = alloc(p.out, rows, p.n, d_batch);
+  w->d_tilecast = alloc(p.out, rows, p.n, d_batch);
+  w->d_check = alloc(DType::kFP32, rows, p.n, d_batch);
+  if (p.with_c) w->c = alloc(p.out, rows, p.n, d_batch);
 
   randomize(w->a, seed * 4 + 0, stream);
   randomize(w->b, seed * 4 + 1, stream);
   if (p.with_c) {
     randomize(w->c, seed * 4 + 2, stream);
-    w->c_check = alloc(DType::kFP32, rows, p.n, batch);
+    w->c_check = alloc(DType::kFP32, rows, p.n, d_batch);
     test::copy_convert(w->c.view, w->c_check.view, stream);
   }
   if (p.with_bias) {
@@ -55,13 +56,24 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
   test::poison(w->d_check, stream);
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
 
+  std::vector<int64_t> group_data;
   if (p.kind == Kind::kMGrouped) {
     std::vector<int64_t> offsets{0};
     for (int64_t r : p.group_rows) offsets.push_back(offsets.back() + r);
     w->spans = test::spans_from_offsets(offsets);
+    group_data = offsets;
   } else if (masked) {
     w->rows_per_batch = p.group_rows;
     w->spans = test::spans_from_masked(p.group_rows, p.m);
+    group_data = p.group_rows;
+  } else if (kgrouped) {
+    w->k_sizes = p.group_k;
+    group_data = p.group_k;
+  }
+  if (!group_data.empty()) {
+    const std::vector<int32_t> as_int32(group_data.begin(), group_data.end());
+    w->group_data = test::DeviceBuffer(as_int32.size() * sizeof(int32_t));
+    TC_CUDA_CHECK(cudaMemcpy(w->group_data.get(), as_int32.data(), w->group_data.bytes(), cudaMemcpyHostToDevice));
   }
   for (const test::DeviceMatrix* m :
        {&w->a, &w->b, &w->c, &w->c_check, &w->bias, &w->bias_check, &w->d_cublas, &w->d_tilecast, &w->d_check})

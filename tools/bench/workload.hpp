@@ -18,6 +18,8 @@ struct Workload {
   //   batched  the same with batch = groups
   //   m-grouped A (groups*m) x k, B n x k (batch groups), D (groups*m) x n
   //   masked   A m x k (batch groups, m = max rows), B n x k (batch groups), D m x n (batch groups)
+  //   k-grouped A m x k, B n x k (k: every group's columns), D m x n (batch groups); C, the values
+  //            D is accumulated onto, likewise
   // Row strides are padded to 16 bytes where K or N is not a multiple of 8 (bf16) / 4 (fp32).
   test::DeviceMatrix a, b, c;
   test::DeviceMatrix d_cublas, d_tilecast;
@@ -27,10 +29,15 @@ struct Workload {
   bool has_c = false, has_bias = false;
   std::vector<int64_t> rows_per_batch;  // masked: valid rows of each expert
   std::vector<test::GroupSpan> spans;   // m-grouped and masked: rows of each expert
+  std::vector<int64_t> k_sizes;         // k-grouped: columns of each group
+  // The group data tilecast reads on the device: expert offsets (m-grouped), valid rows (masked),
+  // K sizes (k-grouped), as int32.
+  test::DeviceBuffer group_data;
   uint64_t seed = 0;
   double device_bytes = 0;
 
   const MatrixView* c_view() const { return has_c ? &c.view : nullptr; }
+  const int32_t* group_ptr() const { return static_cast<const int32_t*>(group_data.get()); }
   const MatrixView* c_check_view() const { return has_c ? &c_check.view : nullptr; }
   VectorView bias_vector() const { return has_bias ? VectorView{bias.view.data, bias.view.dtype, bias.view.cols} : VectorView{}; }
   VectorView bias_check_vector() const {

@@ -2,6 +2,9 @@
 // chosen config, then the ranked alternatives with predicted time, waves and L2 -> SM bytes.
 //
 //   tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]
+//   tilecast-plan M N K --mgrouped G [--row-index]   M rows of G experts in all (tilecast/grouped.hpp)
+//   tilecast-plan M N K --masked G --expected E     G experts of max_m = M rows, E expected
+//   tilecast-plan M N K --kgrouped G [--with-c]      G groups over K columns in all (--with-c: accumulate)
 //
 // Without a GPU (or with one) the device is the H200 model of DeviceFacts.
 #include <cstdio>
@@ -16,7 +19,10 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]\n"
-               "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n");
+               "       tilecast-plan M N K --mgrouped G [--row-index] | --masked G --expected E | --kgrouped G\n"
+               "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n"
+               "  grouped: M is all experts' rows (--mgrouped), max_m (--masked) or the rows of each result\n"
+               "  (--kgrouped, K the groups' columns in all, --with-c accumulating); planned from sizes alone\n");
   return 2;
 }
 
@@ -31,7 +37,9 @@ bool positive(const char* text, long long& v) {
 int main(int argc, char** argv) {
   using namespace tilecast;
   if (argc < 4) return usage();
-  long long m = 0, n = 0, k = 0, batch = 1, top = 8;
+  long long m = 0, n = 0, k = 0, batch = 1, top = 8, groups = 0, expected = 0;
+  GemmType type = GemmType::kNormal;
+  ContiguousLayout layout = ContiguousLayout::kOffsets;
   if (!positive(argv[1], m) || !positive(argv[2], n) || !positive(argv[3], k)) return usage();
   DType out = DType::kBF16;
   bool with_c = false;
@@ -42,6 +50,15 @@ int main(int argc, char** argv) {
       const bool has_value = i + 1 < argc;
       if (a == "--batch" && has_value) {
         if (!positive(argv[++i], batch)) return usage();
+      } else if ((a == "--mgrouped" || a == "--masked" || a == "--kgrouped") && has_value) {
+        type = a == "--mgrouped" ? GemmType::kMGroupedContiguous
+               : a == "--masked" ? GemmType::kMGroupedMasked
+                                 : GemmType::kKGroupedContiguous;
+        if (!positive(argv[++i], groups)) return usage();
+      } else if (a == "--expected" && has_value) {
+        if (!positive(argv[++i], expected)) return usage();
+      } else if (a == "--row-index") {
+        layout = ContiguousLayout::kRowIndex;
       } else if (a == "--top" && has_value) {
         if (!positive(argv[++i], top)) return usage();
       } else if (a == "--out" && has_value) {
@@ -57,9 +74,29 @@ int main(int argc, char** argv) {
       }
     }
     const plan::DeviceFacts facts = plan::DeviceFacts::h200_model();
-    const plan::GemmDesc desc = plan::dense_desc(m, n, k, batch, out, with_c);
-    std::printf("problem %lldx%lldx%lld batch %lld, out %s%s, config '%s', device %s (%u SMs)\n", m, n, k, batch,
-                dtype_name(out), with_c ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
+    plan::GemmDesc desc;
+    switch (type) {
+      case GemmType::kMGroupedContiguous:
+        desc = plan::mgrouped_contiguous_desc(layout, m, n, k, groups, out);
+        std::printf("m-grouped contiguous (%s): %lld rows of %lld experts, n %lld, k %lld", 
+                    layout == ContiguousLayout::kOffsets ? "offsets" : "row index", m, groups, n, k);
+        break;
+      case GemmType::kMGroupedMasked:
+        if (expected == 0) return usage();
+        desc = plan::mgrouped_masked_desc(m, n, k, groups, expected, out);
+        std::printf("m-grouped masked: %lld experts of max_m %lld, %lld rows expected, n %lld, k %lld", groups, m,
+                    expected, n, k);
+        break;
+      case GemmType::kKGroupedContiguous:
+        desc = plan::kgrouped_desc(m, n, k, groups, out, with_c);
+        std::printf("k-grouped: %lld groups of %lldx%lld over k %lld%s", groups, m, n, k, with_c ? ", accumulating" : "");
+        break;
+      default:
+        desc = plan::dense_desc(m, n, k, batch, out, with_c);
+        std::printf("problem %lldx%lldx%lld batch %lld", m, n, k, batch);
+    }
+    std::printf(", out %s%s, config '%s', device %s (%u SMs)\n", dtype_name(out),
+                with_c && type == GemmType::kNormal ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
                 facts.num_sms);
     std::fputs(plan::format_plans(plan::rank_plans(desc, facts, config), static_cast<size_t>(top)).c_str(), stdout);
   } catch (const Error& e) {

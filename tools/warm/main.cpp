@@ -1,7 +1,8 @@
 // tilecast-warm: compiles into the JIT disk cache, in parallel, every kernel that the bench's
-// suites (or the given shapes) would launch, with a progress line, so that a server or a GPU run
-// spends no time in NVRTC. Needs no GPU; the cache's keys hold no paths, so a folder filled here
-// can be copied to the machine that runs the kernels (TILECAST_CACHE_DIR).
+// suites (or the given shapes) would launch, grouped suites included (planned from their sizes, as
+// their calls are), with a progress line, so that a server or a GPU run spends no time in NVRTC.
+// Needs no GPU; the cache's keys hold no paths, so a folder filled here can be copied to the
+// machine that runs the kernels (TILECAST_CACHE_DIR).
 //
 //   tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]
 //                 [--cluster-compare] [--threads N]
@@ -12,7 +13,8 @@
 #include <vector>
 
 #include "api/warm.hpp"
-#include "plan_desc.hpp"
+#include "problem_desc.hpp"
+#include "suites.hpp"
 
 namespace {
 
@@ -22,7 +24,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]\n"
                "                     [--cluster-compare] [--threads N]\n"
-               "  suites: the bench's (default, all, dense, m4096, m128, square, odd, ...); default: default\n");
+               "  suites: the bench's (default, all, dense, m4096, m128, mgrouped, masked, kgrouped, deepseek-v3, ...);\n"
+               "  default: default\n");
   return 2;
 }
 
@@ -84,21 +87,13 @@ int main(int argc, char** argv) {
 
   const std::vector<GemmConfig> configs = compare ? compare_configs(config) : std::vector<GemmConfig>{config};
   std::vector<api::WarmItem> items;
-  size_t skipped = 0;
   for (bench::BenchProblem& p : problems) {
-    if (p.kind != bench::Kind::kDense && p.kind != bench::Kind::kBatched) {
-      ++skipped;  // no tilecast API for this kind yet
-      continue;
-    }
-    // As the bench runs them: --out and --with-c where given, else the suite's own epilogue.
-    if (out_given) p.out = out;
-    if (with_c) p.with_c = true;
-    for (const GemmConfig& c : configs) items.push_back({bench::plan_desc(p), c});
+    bench::apply_epilogue(p, out_given ? &out : nullptr, with_c);  // as tilecast-bench applies them
+    for (const GemmConfig& c : configs) items.push_back({bench::problem_desc(p), c});
   }
   try {
     const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
-    std::printf("tilecast-warm: %zu problems (%zu of kinds without an API skipped), %zu distinct kernels, %u threads\n",
-                items.size(), skipped, specs.size(), threads);
+    std::printf("tilecast-warm: %zu problems, %zu distinct kernels, %u threads\n", items.size(), specs.size(), threads);
     std::fflush(stdout);
     const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {
       std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);

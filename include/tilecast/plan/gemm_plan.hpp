@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
@@ -16,18 +17,33 @@
 namespace tilecast::plan {
 
 // What the planner is told of a GEMM: the scheduler's problem (the planner reads its sizes and
-// type only, never group_data) and the epilogue.
+// type only, never group_data: for grouped types that is device memory) and the epilogue.
 struct GemmDesc {
   GemmProblem problem;
   DType out = DType::kBF16;
-  bool has_c = false;     // C is read (beta != 0)
+  // kMGroupedMasked: the rows per expert the caller expects, which the plan is made for
+  // (grouped_surrogate.hpp); 0 for the other types.
+  uint32_t expected_m = 0;
+  DType bias_type = DType::kFP32;  // with has_bias
+  bool has_c = false;              // C is read (beta != 0)
   bool has_bias = false;
-  DType bias_type = DType::kFP32;
+  // Explicit, so that no padding byte is left undefined: the plan cache compares and hashes whole
+  // descs as bytes (api/prepared.cpp).
+  uint8_t unused_[2] = {};
 };
+static_assert(std::has_unique_object_representations_v<GemmDesc>, "GemmDesc is compared as bytes: no padding");
 
 // A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C).
 // Sizes must fit 32 bits (the API validates them first).
 GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c);
+// The grouped problems of tilecast/grouped.hpp, by their sizes (no group data):
+//   m-grouped contiguous: `rows` rows of A and D in all, `experts` matrices B;
+//   masked: `experts` buffers of max_m rows, expected_m of them valid on average;
+//   k-grouped: `groups` results of m x n over k columns in all, D += with `accumulate`.
+GemmDesc mgrouped_contiguous_desc(ContiguousLayout layout, int64_t rows, int64_t n, int64_t k, int64_t experts,
+                                  DType out);
+GemmDesc mgrouped_masked_desc(int64_t max_m, int64_t n, int64_t k, int64_t experts, int64_t expected_m, DType out);
+GemmDesc kgrouped_desc(int64_t m, int64_t n, int64_t k, int64_t groups, DType out, bool accumulate);
 
 // One persistent launch: its kernel and how many clusters it runs.
 struct KernelLaunch {

@@ -10,6 +10,7 @@
 
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/device_matrix.hpp"
+#include "tilecast_test/naive_gemm.hpp"
 
 namespace tilecast::test {
 namespace {
@@ -298,6 +299,52 @@ LtGroupedMatmul::LtGroupedMatmul(CublasLt& lt, const MatrixView& a, const Matrix
 
 void LtGroupedMatmul::run(cudaStream_t stream) const {
   for (const LtMatmul& mm : matmuls_) mm.run(stream);
+}
+
+LtKGroupedMatmul::LtKGroupedMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                                   std::span<const int64_t> k_sizes, bool accumulate) {
+  if (static_cast<int64_t>(k_sizes.size()) != d.batch)
+    throw std::invalid_argument("k-grouped reference: one K per batch of D");
+  if (a.batch != 1 || b.batch != 1) throw std::invalid_argument("k-grouped reference: A and B are single matrices");
+  int64_t k_base = 0;
+  for (size_t g = 0; g < k_sizes.size(); ++g) {
+    const int64_t kg = k_sizes[g];
+    if (kg < 0 || k_base + kg > a.cols || a.cols != b.cols)
+      throw std::invalid_argument("k-grouped reference: group " + std::to_string(g) + " passes K");
+    const MatrixView dg = batch_of(d, static_cast<int64_t>(g));
+    if (kg == 0) {
+      if (!accumulate) zeroed_.push_back(dg);
+      continue;
+    }
+    // Group g's columns: the same rows, starting k_base elements in.
+    const auto columns = [&](const MatrixView& v) {
+      MatrixView s = v;
+      s.data = static_cast<char*>(v.data) + static_cast<size_t>(k_base) * dtype_size(v.dtype);
+      s.cols = kg;
+      s.row_stride = v.ld();
+      return s;
+    };
+    try {
+      matmuls_.emplace_back(lt, columns(a), columns(b), dg, accumulate ? &dg : nullptr);
+    } catch (const CudaError&) {
+      naive_.push_back({columns(a), columns(b), dg, accumulate});  // no algorithm at this alignment
+    }
+    k_base += kg;
+  }
+}
+
+void LtKGroupedMatmul::run(cudaStream_t stream) const {
+  for (const MatrixView& z : zeroed_)
+    TC_CUDA_CHECK(cudaMemset2DAsync(z.data, static_cast<size_t>(z.ld()) * dtype_size(z.dtype), 0,
+                                    static_cast<size_t>(z.cols) * dtype_size(z.dtype), static_cast<size_t>(z.rows),
+                                    stream));
+  for (const LtMatmul& mm : matmuls_) mm.run(stream);
+  for (const NaiveGroup& g : naive_) naive_gemm(g.a, g.b, g.d, stream, g.accumulate ? &g.d : nullptr);
+}
+
+void reference_kgrouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                             std::span<const int64_t> k_sizes, bool accumulate, cudaStream_t stream) {
+  LtKGroupedMatmul(lt, a, b, d, k_sizes, accumulate).run(stream);
 }
 
 void reference_grouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b,

@@ -82,13 +82,19 @@ TEST(GemmGeometry, BoxesAndSlabsFollowTheTile) {
 TEST(GemmGeometry, EveryKernelHoldsOneCtaPerSm) {
   // The occupancy probe (src/api/occupancy_probe.cu) relies on it: a second CTA's registers
   // would not fit beside the first.
-  for (uint32_t bm : {64u, 128u}) {
-    const GemmGeometry g = gemm_geometry(spec(bm, 128, 4));
-    EXPECT_GT(uint64_t{g.launch_registers} * g.threads, kSm90RegistersPerSm / 2) << bm;
-    EXPECT_LE(uint64_t{g.producer_registers} * 128 + uint64_t{g.consumer_registers} * 128 * (bm / 64),
-              kSm90RegistersPerSm)
-        << "setmaxnreg's split must fit the register file";
-  }
+  for (uint32_t bm : {64u, 128u})
+    for (uint32_t bn : kWgmmaBF16Widths) {
+      const GemmGeometry g = gemm_geometry(spec(bm, bn, 4));
+      EXPECT_GT(uint64_t{g.launch_registers} * g.threads, kSm90RegistersPerSm / 2) << bm;
+      // setmaxnreg only moves the registers the CTA was launched with.
+      EXPECT_LE(uint64_t{g.producer_registers} * 128 + uint64_t{g.consumer_registers} * 128 * (bm / 64),
+                uint64_t{g.launch_registers} * g.threads)
+          << bm << "x" << bn << ": setmaxnreg's split must fit the CTA's registers";
+      EXPECT_GE(g.producer_registers, 56u) << bm << "x" << bn;
+      EXPECT_GE(g.consumer_registers, g.accumulators + 96) << bm << "x" << bn << ": room beside the accumulators";
+      EXPECT_EQ(g.producer_registers % 8, 0u);
+      EXPECT_EQ(g.consumer_registers % 8, 0u);
+    }
 }
 
 TEST(GemmGeometry, EpilogueGivesUpItsSecondSlabBufferOnlyForAnExtraStage) {
@@ -149,7 +155,7 @@ TEST(GemmSpec, RulesNameWhatIsWrong) {
 
 TEST(GemmSpec, FingerprintSeesEveryField) {
   const GemmKernelSpec base = spec(128, 128, 4);
-  std::vector<GemmKernelSpec> variants(9, base);
+  std::vector<GemmKernelSpec> variants(10, base);
   variants[0].block_m = 64;
   variants[1].block_n = 256;
   variants[2].stages = 5;
@@ -159,6 +165,8 @@ TEST(GemmSpec, FingerprintSeesEveryField) {
   variants[6].has_c = true;
   variants[7].type = GemmType::kBatched;
   variants[8].dynamic_units = true;
+  variants[9].type = GemmType::kMGroupedContiguous;
+  variants[9].contiguous_layout = ContiguousLayout::kOffsets;
   for (size_t i = 0; i < variants.size(); ++i) {
     EXPECT_NE(spec_fingerprint(variants[i]), spec_fingerprint(base)) << "field " << i;
     EXPECT_FALSE(variants[i] == base) << "field " << i;

@@ -1,7 +1,10 @@
 // Every kernel variant the planner can emit compiles through NVRTC for sm_90a with no local
-// memory: no spills, no stack frame. Variants differ in register use by block shape, output dtype,
-// the epilogue (C, bias) and dynamic units; the cluster shape and gemm type only change the
-// schedule's arithmetic, so they rotate through the list rather than multiply it. The widths the
+// memory: no spills, no stack frame, and no serialised wgmma (a call left in the kernel, say a trap
+// helper that was not inlined, would serialise them). Variants differ in register use by block
+// shape, output dtype, the epilogue (C, bias) and dynamic units; the cluster shape and gemm type
+// change the schedule's arithmetic, the epilogue's row checks (m-grouped, masked) and the k-tail
+// clear (k-grouped), so they rotate through the list rather than multiply it, and the grouped
+// kernels at the register edge (256-wide tiles, FP32 out, C) are compiled besides. The widths the
 // spec refuses (gemm_spec_error: heavy epilogues and dynamic units with C above 192) are skipped,
 // so each such limit is also checked from the other side: the widest allowed one compiles clean.
 #include <gtest/gtest.h>
@@ -16,6 +19,23 @@
 namespace tilecast::api {
 namespace {
 
+// A 4096-row, 4096-column problem of `type` for the variant's output and epilogue (only the
+// k-grouped form has a C among the grouped ones: accumulating). `batch` 2 makes a normal one
+// batched; the m-grouped layouts are two kernels.
+plan::GemmDesc variant_desc(GemmType type, DType out, bool c, bool bias, DType bias_type, int64_t batch,
+                            ContiguousLayout layout = ContiguousLayout::kOffsets) {
+  plan::GemmDesc d;
+  switch (type) {
+    case GemmType::kMGroupedContiguous: d = plan::mgrouped_contiguous_desc(layout, 4096, 4096, 4096, 8, out); break;
+    case GemmType::kMGroupedMasked: d = plan::mgrouped_masked_desc(1024, 4096, 4096, 8, 256, out); break;
+    case GemmType::kKGroupedContiguous: d = plan::kgrouped_desc(4096, 4096, 8192, 4, out, c); break;
+    default: d = plan::dense_desc(4096, 4096, 4096, batch, out, c); break;
+  }
+  d.has_bias = bias;
+  d.bias_type = bias_type;
+  return d;
+}
+
 TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   // A cache of its own, so that every variant really goes through NVRTC and ptxas.
   const auto dir = std::filesystem::temp_directory_path() / ("tilecast-variants-" + std::to_string(::getpid()));
@@ -23,14 +43,9 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
 
   std::vector<WarmItem> items;
-  // Epilogues: none, C, bias, C and bias (the bias of the other dtype than the output half the
-  // time). 64-row tiles take the first two only.
-  struct Epi {
-    bool c, bias;
-  };
-  const Epi epilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-  const auto add = [&](plan::GemmDesc desc, GemmConfig config) {
-    GemmKernelSpec probe;  // the planner refuses what the kernel cannot build: skip those here
+  // Kept only where the kernel can be built (the planner refuses the rest with an error).
+  const auto add = [&](const plan::GemmDesc& desc, const GemmConfig& config) {
+    GemmKernelSpec probe;
     probe.block_m = config.block_m;
     probe.block_n = config.block_n;
     probe.stages = 2;
@@ -39,58 +54,103 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
     probe.has_c = desc.has_c;
     probe.has_bias = desc.has_bias;
     probe.bias_type = desc.bias_type;
+    probe.type = desc.problem.type;
+    probe.contiguous_layout =
+        desc.problem.type == GemmType::kMGroupedContiguous ? desc.problem.contiguous_layout : ContiguousLayout::kRowIndex;
     probe.dynamic_units = config.companion == 1;
     if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
   };
-  int rotate = 0;
+  const auto config_of = [](uint32_t bm, uint32_t bn, const ClusterShape& cs, int companion = -1) {
+    GemmConfig c;
+    c.block_m = bm;
+    c.block_n = bn;
+    c.cluster_m = cs.m;
+    c.cluster_n = cs.n;
+    c.companion = companion;
+    return c;
+  };
+  // Epilogues: none, C, bias, C and bias (a BF16 bias half the time); 64-row tiles the first two.
+  // Types take turns: without C or bias any, with them the normal and k-grouped forms.
+  struct Epi {
+    bool c, bias;
+  };
+  const Epi epilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+  const GemmType plain_types[] = {GemmType::kNormal, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
+                                  GemmType::kKGroupedContiguous, GemmType::kNormal};
+  const GemmType epilogue_types[] = {GemmType::kNormal, GemmType::kKGroupedContiguous, GemmType::kNormal};
+  int rotate = 0, rotate_plain = 0, rotate_epi = 0;
   for (uint32_t bm : {64u, 128u})
     for (uint32_t bn : kWgmmaBF16Widths)
       for (DType out : {DType::kBF16, DType::kFP32})
         for (const Epi& e : epilogues) {
           if (bm == 64 && e.bias) continue;
-          const ClusterShape& cs = kClusterShapes[rotate % 6];
-          plan::GemmDesc desc = plan::dense_desc(4096, 4096, 4096, rotate % 2 ? 2 : 1, out, e.c);
-          desc.has_bias = e.bias;
-          desc.bias_type = rotate % 4 < 2 ? DType::kBF16 : DType::kFP32;
+          const bool plain = !e.c && !e.bias;
+          const GemmType type = plain ? plain_types[rotate_plain++ % 5] : epilogue_types[rotate_epi++ % 3];
+          const plan::GemmDesc desc =
+              variant_desc(type, out, e.c, e.bias, rotate % 4 < 2 ? DType::kBF16 : DType::kFP32, rotate % 2 ? 2 : 1,
+                           rotate_plain % 2 ? ContiguousLayout::kRowIndex : ContiguousLayout::kOffsets);
+          add(desc, config_of(bm, bn, kClusterShapes[rotate % 6]));
           ++rotate;
-          GemmConfig config;
-          config.block_m = bm;
-          config.block_n = bn;
-          config.cluster_m = cs.m;
-          config.cluster_n = cs.n;
-          add(desc, config);
         }
+  // The grouped kernels at the register edge: 256-wide tiles (192 where the epilogue is heavy),
+  // FP32 out, C (kernels_to_warm drops any the rotation already made).
+  struct Edge {
+    GemmType type;
+    uint32_t bm, bn;
+    DType out;
+    bool c;
+    ContiguousLayout layout = ContiguousLayout::kOffsets;
+  };
+  const Edge edges[] = {{GemmType::kKGroupedContiguous, 128, 192, DType::kFP32, true},
+                        {GemmType::kKGroupedContiguous, 128, 256, DType::kBF16, true},
+                        {GemmType::kKGroupedContiguous, 64, 192, DType::kFP32, true},
+                        {GemmType::kMGroupedContiguous, 128, 256, DType::kFP32, false},
+                        {GemmType::kMGroupedContiguous, 128, 256, DType::kFP32, false, ContiguousLayout::kRowIndex},
+                        {GemmType::kMGroupedContiguous, 64, 256, DType::kFP32, false, ContiguousLayout::kRowIndex},
+                        {GemmType::kMGroupedMasked, 128, 256, DType::kFP32, false},
+                        {GemmType::kMGroupedMasked, 64, 256, DType::kBF16, false}};
+  for (const Edge& e : edges)
+    add(variant_desc(e.type, e.out, e.c, false, DType::kFP32, 1, e.layout), config_of(e.bm, e.bn, {2, 1}));
   // Clusters of 4 with the companion: the dynamic-unit main kernel and the companion kernel, at
-  // the widest tile each epilogue allows there.
+  // the widest tile each epilogue allows there; grouped types take turns with the normal one.
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
-    for (int variant = 0; variant < 3; ++variant) {  // BF16, BF16 + C, FP32 + C + bias
+    for (int variant = 0; variant < 3; ++variant) {  // BF16, BF16 + C, FP32 + C
       const bool c = variant > 0;
-      plan::GemmDesc desc = plan::dense_desc(4096, 4096, 4096, 1, variant == 2 ? DType::kFP32 : DType::kBF16, c);
-      desc.has_bias = variant == 2;
+      const DType out = variant == 2 ? DType::kFP32 : DType::kBF16;
       for (uint32_t bn : {128u, c ? kWidestDynamicEpilogueBlockN : 256u}) {
-        GemmConfig config;
-        config.block_m = 128;
-        config.block_n = bn;
-        config.cluster_m = cs.m;
-        config.cluster_n = cs.n;
-        config.companion = 1;
-        add(desc, config);
+        const GemmType grouped = variant == 0 ? (bn == 128 ? GemmType::kMGroupedContiguous : GemmType::kMGroupedMasked)
+                                              : GemmType::kKGroupedContiguous;
+        const bool turn = (cs.m + variant) % 2 == 0;
+        add(variant_desc(turn ? grouped : GemmType::kNormal, out, c, false, DType::kFP32, 1,
+                         cs.n == 1 ? ContiguousLayout::kRowIndex : ContiguousLayout::kOffsets),
+            config_of(128, bn, cs, 1));
       }
     }
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  uint32_t of_type[5] = {};
+  for (const GemmKernelSpec& k : specs) ++of_type[static_cast<uint32_t>(k.type)];
+  for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
+                     GemmType::kKGroupedContiguous})
+    EXPECT_GE(of_type[static_cast<uint32_t>(t)], 6u) << "gemm type " << static_cast<uint32_t>(t) << " is barely compiled";
   const auto kernels = warm_jit_cache(specs, std::max(2u, std::thread::hardware_concurrency()));
   EXPECT_GE(kernels.size(), 100u);
+  std::printf("[ measured ] %zu kernels compiled\n", kernels.size());
+  RecordProperty("kernels", std::to_string(kernels.size()));
   for (const WarmedKernel& k : kernels) {
     EXPECT_FALSE(k.from_cache) << k.name;
     ASSERT_TRUE(k.report_found) << k.name << ": no ptxas report (a GPU machine's driver cache answered; "
                                              "run with CUDA_CACHE_DISABLE=1)";
     EXPECT_EQ(k.spill_bytes, 0u) << k.name;
     EXPECT_EQ(k.stack_bytes, 0u) << k.name;
+    EXPECT_FALSE(k.wgmma_serialized) << k.name << ": ptxas serialised its wgmma";
     // One CTA per SM by registers, as the occupancy probe assumes (src/api/device_state.cpp).
     EXPECT_GT(uint64_t{k.registers} * k.threads, kSm90RegistersPerSm / 2) << k.name << ": " << k.registers
                                                                           << " registers";
   }
-  std::filesystem::remove_all(dir);
+  if (HasFailure())
+    std::printf("[ kept     ] the failing kernels' sources and ptxas reports are in %s\n", dir.c_str());
+  else
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ TEST(JitDriver, LoadsEverythingOrSaysWhatIsMissing) {
     EXPECT_NE(d.cuOccupancyMaxActiveClusters, nullptr);
     EXPECT_NE(d.cuMemCreate, nullptr);  // comm's symmetric heap shares the table
     EXPECT_NE(d.cuMemSetAccess, nullptr);
+    EXPECT_NE(d.cuMemGetAddressRange, nullptr);  // the grouped GEMMs' argument checks
     EXPECT_TRUE(test::Contains(d.describe(CUDA_ERROR_INVALID_VALUE), "CUDA_ERROR_INVALID_VALUE"));
     EXPECT_THROW(d.check(CUDA_ERROR_INVALID_VALUE, "cuFoo"), Error);
   } catch (const Error& e) {

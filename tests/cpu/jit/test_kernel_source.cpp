@@ -75,10 +75,22 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   EXPECT_EQ(fields["kHasC"], "true");
   EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kBatched");
   EXPECT_EQ(fields["kDynamicUnits"], "true");
+  EXPECT_EQ(fields["kContiguousLayout"], "tilecast::ContiguousLayout::kRowIndex");
   EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
   EXPECT_EQ(fields["kHasBias"], "false");
   EXPECT_EQ(fields["kBiasType"], "tilecast::DType::kFP32");
-  EXPECT_EQ(fields.size(), 13u) << "a field was added: check spec_of() reads it";
+  EXPECT_EQ(fields.size(), 14u) << "a field was added: check spec_of() reads it";
+  // The m-grouped layout is a field of its own and part of the kernel's name.
+  s.type = GemmType::kMGroupedContiguous;
+  s.contiguous_layout = ContiguousLayout::kOffsets;
+  s.has_c = false;
+  const KernelSpec grouped = api::gemm_kernel_source(s);
+  EXPECT_EQ(grouped.name_expression,
+            "tilecast::gemm_sm90_kernel<Gemm_64x176_st7_c1x4_wg1_fp32_mgrouped_offsets_dynamic>");
+  fields.clear();
+  for (const TraitsField& f : parse_traits_fields(grouped.source)) fields[f.name] = f.value;
+  EXPECT_EQ(fields["kContiguousLayout"], "tilecast::ContiguousLayout::kOffsets");
+  EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kMGroupedContiguous");
 }
 
 TEST(JitKernelSource, CompilesWhatItNames) {

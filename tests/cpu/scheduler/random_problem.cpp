@@ -1,5 +1,6 @@
 #include "random_problem.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tilecast::test {
@@ -52,6 +53,74 @@ uint32_t ProblemGenerator::size_near_blocks(uint32_t block, uint32_t max_blocks)
     case 3: return uniform(1, block);                // a single partial block
     default: return uniform(1, blocks * block);      // anything
   }
+}
+
+std::vector<uint32_t> ProblemGenerator::strained_sizes(uint32_t groups, uint32_t block_m) {
+  std::vector<uint32_t> sizes;
+  const uint32_t giant = uniform(0, groups - 1);
+  for (uint32_t g = 0; g < groups; ++g) {
+    if (g == giant && coin(0.5)) {
+      sizes.push_back(uniform(12, 40) * block_m + uniform(0, block_m - 1));  // one giant among small ones
+      continue;
+    }
+    switch (uniform(0, 4)) {
+      case 0: sizes.push_back(0); break;                                   // empty expert
+      case 1: sizes.push_back(uniform(1, block_m - 1)); break;             // smaller than a block
+      case 2: sizes.push_back(uniform(1, 3) * block_m); break;             // 1-3 whole blocks: edges inside clusters
+      case 3: sizes.push_back(uniform(1, 3) * block_m + uniform(1, block_m - 1)); break;
+      default: sizes.push_back(uniform(1, 6 * block_m)); break;
+    }
+  }
+  return sizes;
+}
+
+std::unique_ptr<OwnedProblem> ProblemGenerator::make_grouped(GemmType type, const TileConfig& c) {
+  auto op = std::make_unique<OwnedProblem>();
+  GemmProblem& p = op->problem;
+  p.type = type;
+  p.n = size_near_blocks(c.block_n, 6);
+  p.k = size_near_blocks(c.block_k, 4);
+  p.num_groups = uniform(1, 12);
+  const std::vector<uint32_t> sizes = strained_sizes(p.num_groups, c.block_m);
+  switch (type) {
+    case GemmType::kMGroupedContiguous:
+      if (coin()) {
+        p.contiguous_layout = ContiguousLayout::kOffsets;
+        op->data.push_back(0);
+        for (uint32_t rows : sizes) op->data.push_back(op->data.back() + static_cast<int32_t>(rows));
+        p.m = std::max<uint32_t>(1, static_cast<uint32_t>(op->data.back()) + (coin(0.2) ? uniform(1, 100) : 0));
+      } else {
+        p.contiguous_layout = ContiguousLayout::kRowIndex;
+        for (uint32_t g = 0; g < p.num_groups; ++g) {
+          const uint32_t padded = ceil_div(sizes[g], kMGroupedRowAlignment) * kMGroupedRowAlignment;
+          for (uint32_t r = 0; r < padded; ++r) op->data.push_back(r < sizes[g] ? static_cast<int32_t>(g) : -1);
+        }
+        if (op->data.empty() || coin(0.2)) op->data.insert(op->data.end(), kMGroupedRowAlignment, -1);
+        p.m = static_cast<uint32_t>(op->data.size());
+      }
+      break;
+    case GemmType::kMGroupedMasked: {
+      uint32_t max_m = 1;
+      for (uint32_t rows : sizes) max_m = std::max(max_m, rows);
+      p.m = max_m + (coin() ? uniform(0, c.block_m) : 0);
+      for (uint32_t rows : sizes) op->data.push_back(static_cast<int32_t>(rows));
+      break;
+    }
+    default: {  // k-grouped: M blocks 1..7 (no multiple of 2 or 4 half the time), any K per group
+      p.type = GemmType::kKGroupedContiguous;
+      p.m = uniform(1, 7) * c.block_m - (coin() ? uniform(0, c.block_m - 1) : 0);
+      p.k = 0;
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        const uint32_t kg = coin(0.2) ? 0 : coin(0.5) ? uniform(1, 5) * c.block_k : uniform(1, 5 * c.block_k);
+        op->data.push_back(static_cast<int32_t>(kg));
+        p.k += kg;
+      }
+      if (p.k == 0) p.k = 1;  // every group empty: D = 0 (or C); the total K of the tensors is 1
+      break;
+    }
+  }
+  p.group_data = op->data.data();
+  return op;
 }
 
 std::unique_ptr<OwnedProblem> ProblemGenerator::make(GemmType type, uint32_t block_m, uint32_t block_n,

@@ -14,6 +14,8 @@ namespace tilecast::test {
 
 inline constexpr GemmType kGemmTypes[] = {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
                                           GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous};
+inline constexpr GemmType kGroupedTypes[] = {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
+                                             GemmType::kKGroupedContiguous};
 
 // What the property tests sweep: every cluster shape tilecast builds with every gemm type.
 struct ShapeAndType {
@@ -41,6 +43,14 @@ class ProblemGenerator {
   // A problem of the given type sized for blocks of block_m x block_n x block_k.
   std::unique_ptr<OwnedProblem> make(GemmType type, uint32_t block_m, uint32_t block_n, uint32_t block_k);
 
+  // A grouped problem (m-grouped contiguous in either layout, masked, or k-grouped) made to strain
+  // the scheduler at group edges, for blocks of c: expert sizes that put expert edges inside
+  // clusters (1 to 3 blocks, so that a cluster of 4 or 2x2 along M spans two experts in the
+  // row-index layout), one giant expert among tiny and empty ones, experts smaller than a block,
+  // and k-groups (zero, not multiples of block_k) over a tile count that is no multiple of the
+  // cluster's.
+  std::unique_ptr<OwnedProblem> make_grouped(GemmType type, const TileConfig& c);
+
   // A tile config for `cluster`: block sizes, swizzle, and multicast of A and B mostly on.
   TileConfig config(const ClusterShape& cluster);
 
@@ -50,6 +60,9 @@ class ProblemGenerator {
   std::mt19937_64& rng() { return rng_; }
 
  private:
+  // Rows of each of `groups` experts, the mix make_grouped describes.
+  std::vector<uint32_t> strained_sizes(uint32_t groups, uint32_t block_m);
+
   std::mt19937_64 rng_;
 };
 

@@ -1,5 +1,5 @@
-// What the scheduler tests share: small dense problems, a 128x128x64 config, and lookups in a
-// list of violations.
+// What the scheduler tests share: small dense and grouped problems, a 128x128x64 config, and
+// lookups in a list of violations.
 #pragma once
 
 #include <string>
@@ -14,6 +14,17 @@ inline GemmProblem dense(uint32_t m, uint32_t n, uint32_t k) {
   p.m = m;
   p.n = n;
   p.k = k;
+  return p;
+}
+
+// A grouped problem over host group data (which must outlive it).
+inline GemmProblem grouped(GemmType type, uint32_t m, uint32_t n, uint32_t k, uint32_t groups,
+                           const std::vector<int32_t>& data, ContiguousLayout layout = ContiguousLayout::kRowIndex) {
+  GemmProblem p = dense(m, n, k);
+  p.type = type;
+  p.contiguous_layout = layout;
+  p.num_groups = groups;
+  p.group_data = data.data();
   return p;
 }
 

@@ -78,14 +78,7 @@ TEST(PlanCases, RowIndexLayoutSplitsBMulticastAtTheExpertBoundary) {
   // Experts 0 and 1, 256 rows each (already 128-aligned): blocks [e0, e0, e1, e1].
   std::vector<int32_t> layout(512);
   for (uint32_t r = 0; r < 512; ++r) layout[r] = r < 256 ? 0 : 1;
-  GemmProblem p;
-  p.type = GemmType::kMGroupedContiguous;
-  p.contiguous_layout = ContiguousLayout::kRowIndex;
-  p.m = 512;
-  p.n = 128;
-  p.k = 128;
-  p.num_groups = 2;
-  p.group_data = layout.data();
+  const GemmProblem p = test::grouped(GemmType::kMGroupedContiguous, 512, 128, 128, 2, layout);
   const auto w = cluster_work(p, config(4, 1), 0);
   EXPECT_EQ(w[0].b_mask, 0b0011);
   EXPECT_EQ(w[1].b_mask, 0b0011);

@@ -23,6 +23,11 @@ std::string GemmCase::name() const {
   if (alpha != 1.0f || beta != 1.0f)
     s += "_a" + std::to_string(static_cast<int>(alpha * 10)) + "b" + std::to_string(static_cast<int>(beta * 10));
   if (with_bias) s += bias_dtype == DType::kFP32 ? "_bias32" : "_bias16";
+  return s + config_name(config);
+}
+
+std::string config_name(const GemmConfig& config) {
+  std::string s;
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
   if (config.companion == 1) s += "_companion";

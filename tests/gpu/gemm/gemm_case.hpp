@@ -35,6 +35,20 @@ struct GemmCase {
 // What the planner sees of this case (to compile its kernels ahead of the GPU run).
 plan::GemmDesc desc_of(const GemmCase& c);
 
+// The overrides of a config, gtest-safe: "_c2x1_b128x128_companion" (empty for the defaults).
+std::string config_name(const GemmConfig& config);
+
+// A parameterised GEMM test with a non-blocking stream of its own.
+template <class Case>
+class StreamTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) FAIL() << "cudaStreamCreate";
+  }
+  void TearDown() override { cudaStreamDestroy(stream_); }
+  cudaStream_t stream_ = nullptr;
+};
+
 // Runs the case on `stream` and returns whether D matched the reference and only D's view was
 // written (the failure message says what went wrong, with the seed to replay it).
 ::testing::AssertionResult run_gemm_case(const GemmCase& c, cudaStream_t stream);

@@ -9,12 +9,7 @@
 namespace tilecast::test {
 namespace {
 
-class GemmTest : public ::testing::TestWithParam<GemmCase> {
- protected:
-  void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  void TearDown() override { cudaStreamDestroy(stream_); }
-  cudaStream_t stream_ = nullptr;
-};
+using GemmTest = StreamTest<GemmCase>;
 
 std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); }
 

@@ -1,7 +1,8 @@
 // Compiles every kernel the GEMM GPU tests will launch into the JIT disk cache, in parallel, and
 // prints each one's NVRTC time and resource report. Needs no GPU; the device script runs it
 // before the tests so that none of them waits on a compile.
-//   tilecast-warm-gemm-tests [threads] [small]   (small: only the sanitizer subset, small_cases())
+//   tilecast-warm-gemm-tests [threads] [small]   (small: only the sanitizer subsets, small_cases() and
+//                                                 grouped_small_cases())
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "api/warm.hpp"
 #include "gemm_cases.hpp"
+#include "grouped_cases.hpp"
 
 int main(int argc, char** argv) {
   using namespace tilecast;
@@ -22,6 +24,12 @@ int main(int argc, char** argv) {
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()}};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
+  auto grouped = only_small ? std::vector<std::vector<test::GroupedCase>>{test::grouped_small_cases()}
+                            : std::vector<std::vector<test::GroupedCase>>{
+                                  test::grouped_correctness_cases(), test::grouped_heuristic_cases(),
+                                  test::grouped_small_cases(), test::masked_graph_cases()};
+  for (const auto& list : grouped)
+    for (const test::GroupedCase& c : list) items.push_back({test::desc_of(c), c.config});
   try {
     const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
     const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {

@@ -47,10 +47,20 @@ struct WaitTimeoutRecord {
   uint32_t timeout_ms;
 };
 
+// The timeout in the two units the device uses, converted on the host: a conversion in the
+// kernel is hoisted to its start and held in a register for the whole kernel (or spilled), where
+// a kernel parameter is read from the constant bank where it is used.
 struct WaitBound {
-  uint64_t timeout_ns = 0;
+  uint32_t timeout_ticks = 0;           // in units of 1024 ns, as mbarrier_wait counts time
+  uint32_t timeout_ms = 0;              // for the record
   WaitTimeoutRecord* record = nullptr;  // host-mapped; may be null
 };
+
+TC_HOST_DEVICE constexpr WaitBound wait_bound(uint64_t timeout_ns, WaitTimeoutRecord* record) {
+  const uint64_t ticks = timeout_ns >> 10, ms = timeout_ns / 1000000;
+  constexpr uint64_t kMax = 0xffffffffu;
+  return {static_cast<uint32_t>(ticks < kMax ? ticks : kMax), static_cast<uint32_t>(ms < kMax ? ms : kMax), record};
+}
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
@@ -63,7 +73,7 @@ TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSi
     v->block = blockIdx.x;
     v->thread = threadIdx.x;
     v->cluster_rank = cuda::ptx::get_sreg_cluster_ctarank();
-    v->timeout_ms = static_cast<uint32_t>(bound.timeout_ns / 1000000);
+    v->timeout_ms = bound.timeout_ms;
     __threadfence_system();
     v->magic = kWaitTimeoutMagic;
     __threadfence_system();
@@ -81,7 +91,7 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, cons
   const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
     const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
-    if (now - start > static_cast<uint32_t>(bound.timeout_ns >> 10)) record_wait_timeout(bound, site, parity);
+    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
   }
 }
 

@@ -152,6 +152,7 @@ class TileScheduler {
     const uint32_t local_row = mb * c_.block_m;
     if (p_.type == GemmType::kMGroupedContiguous && p_.contiguous_layout == ContiguousLayout::kRowIndex) {
       const int32_t expert = p_.group_data[local_row];
+      // Padding (-1), or a value naming no expert (group_data_check.cuh traps on those).
       if (expert < 0 || static_cast<uint32_t>(expert) >= p_.num_groups) return w;
       w.group = static_cast<uint32_t>(expert);
     }
@@ -176,18 +177,20 @@ class TileScheduler {
       case GemmType::kMGroupedContiguous:
         if (p_.contiguous_layout == ContiguousLayout::kOffsets) {
           const int32_t begin = p_.group_data[g], end = p_.group_data[g + 1];
-          gr.row_base = static_cast<uint32_t>(begin);
-          gr.rows = end > begin ? static_cast<uint32_t>(end - begin) : 0u;
+          // Clamped into [0, m] and non-decreasing: rows are never read or written past A and D,
+          // whatever the data (group_data_check.cuh says which data the kernel traps on).
+          const uint32_t first = clamp_size(begin, p_.m);
+          gr.row_base = first;
+          gr.rows = clamp_size(end, p_.m) > first ? clamp_size(end, p_.m) - first : 0u;
         }
         break;
       case GemmType::kMGroupedMasked: {
-        const int32_t valid_rows = p_.group_data[g];
-        gr.rows = valid_rows > 0 ? cmin(static_cast<uint32_t>(valid_rows), p_.m) : 0u;
+        gr.rows = clamp_size(p_.group_data[g], p_.m);
         break;
       }
       case GemmType::kKGroupedContiguous: {
-        const int32_t group_k = p_.group_data[g];
-        gr.k = group_k > 0 ? static_cast<uint32_t>(group_k) : 0u;
+        // Clamped to the columns left: k_base never passes p_.k, so this cannot wrap.
+        gr.k = clamp_size(p_.group_data[g], p_.k - k_base);
         gr.k_base = k_base;
         break;
       }
@@ -203,6 +206,10 @@ class TileScheduler {
   }
 
   TC_HOST_DEVICE static constexpr uint32_t cmin(uint32_t a, uint32_t b) { return a < b ? a : b; }
+  // A size from group data, clamped into [0, limit].
+  TC_HOST_DEVICE static constexpr uint32_t clamp_size(int32_t v, uint32_t limit) {
+    return v <= 0 ? 0u : cmin(static_cast<uint32_t>(v), limit);
+  }
 
   GemmProblem p_;
   TileConfig c_;

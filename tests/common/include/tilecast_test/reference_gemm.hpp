@@ -110,6 +110,33 @@ void reference_grouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView&
                             const MatrixView& d, std::span<const GroupSpan> spans,
                             cudaStream_t stream, const MatrixView* c = nullptr);
 
+// K-grouped problems as a loop over groups: group g owns the k_sizes[g] columns of A and B after
+// the groups before it, and D[g] (batch g of d) = A_g * B_g^T, or with `accumulate` D[g] += it.
+// A group of K = 0 gets D[g] = 0 (or keeps D[g]). One LtMatmul per group with K > 0; the sizes are
+// the host's copy of the ones the kernel under test reads from the device. A group whose columns
+// start where cuBLASLt has no algorithm for their alignment (a 2-byte aligned start) is computed by
+// naive_gemm instead, and counted in naive_groups().
+class LtKGroupedMatmul {
+ public:
+  LtKGroupedMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                   std::span<const int64_t> k_sizes, bool accumulate);
+  void run(cudaStream_t stream) const;
+  size_t launches() const { return matmuls_.size() + naive_.size(); }
+  size_t naive_groups() const { return naive_.size(); }
+
+ private:
+  struct NaiveGroup {
+    MatrixView a, b, d;
+    bool accumulate;
+  };
+  std::vector<LtMatmul> matmuls_;
+  std::vector<NaiveGroup> naive_;
+  std::vector<MatrixView> zeroed_;  // the groups of K = 0 without accumulate
+};
+
+void reference_kgrouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+                             std::span<const int64_t> k_sizes, bool accumulate, cudaStream_t stream);
+
 // Checks the views of D = A * B^T (+ C) against each other (sizes, batch, dtypes, ld >= cols);
 // throws std::invalid_argument with the reason. Used by both references.
 void validate_gemm_views(const MatrixView& a, const MatrixView& b, const MatrixView& d,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
+#include "tilecast/device/kernels/gemm_sm90/layout_fault.cuh"
 #include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/device/pipeline/ring_protocol.cuh"
 #include "tilecast/device/scheduler/tile_scheduler.cuh"
@@ -38,6 +39,7 @@ struct GemmSm90Config {
   static constexpr bool kBiasFP32 = kSpec.bias_type == DType::kFP32;
   static constexpr bool kEpilogueLoader = kGeo.epilogue_loader;
   static constexpr GemmType kGemmType = kSpec.type;
+  static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
 
   static constexpr uint32_t kThreads = kGeo.threads;
@@ -89,6 +91,7 @@ struct GemmParams {
   uint32_t* done_counter = nullptr;
   uint32_t total_clusters = 0;  // clusters of all launches sharing the counter
   WaitBound wait;               // bound on every barrier wait, and where a timeout is recorded
+  LayoutFaultRecord* layout_fault = nullptr;  // host-mapped: where impossible group data is recorded
 };
 
 // What the consumers need of a step's TileWork, as the producer publishes it in the tile ring.
@@ -96,7 +99,7 @@ struct TileInfo {
   uint32_t flags;  // kTileValid, kTileEnd
   uint32_t num_k_steps;
   uint32_t group, row, rows, col, cols;
-  uint32_t unused;
+  uint32_t k;  // the group's K columns (k_end - k_begin): its last k-step may be partial (k_tail.cuh)
 };
 inline constexpr uint32_t kTileValid = 1, kTileEnd = 2;
 static_assert(sizeof(TileInfo) == kTileInfoBytes, "the tile ring's slot size");
@@ -116,7 +119,9 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
 template <typename Cfg>
 TC_HOST_DEVICE GemmProblem kernel_problem(const GemmParams& p) {
   GemmProblem problem = p.problem;
-  problem.type = Cfg::kGemmType;  // a constant, so that the scheduler's type branches fold away
+  // Constants, so that the scheduler's type and layout branches fold away.
+  problem.type = Cfg::kGemmType;
+  problem.contiguous_layout = Cfg::kContiguousLayout;
   return problem;
 }
 

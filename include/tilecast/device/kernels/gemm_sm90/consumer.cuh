@@ -6,6 +6,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
+#include "tilecast/device/kernels/gemm_sm90/k_tail.cuh"
 #include "tilecast/device/kernels/gemm_sm90/producer.cuh"
 #include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
@@ -44,6 +45,13 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
+    if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+      // The group's last k-step: its columns past the group's K are the next group's (k_tail.cuh).
+      if (kk + 1 == w.num_k_steps) {
+        const uint32_t tail_cols = (w.k_end - w.k_begin) % Cfg::kBlockK;
+        if (tail_cols != 0) hand_over_k_tail<Cfg>(smem, state.stage, tail_cols);
+      }
+    }
     // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
     // need the whole warp converged.
     __syncwarp();
@@ -104,8 +112,11 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     w.rows = info.rows;
     w.col = info.col;
     w.cols = info.cols;
+    w.k_begin = 0;
+    w.k_end = info.k;
     run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane);
   }
+  if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();
 }
 

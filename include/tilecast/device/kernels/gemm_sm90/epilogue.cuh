@@ -9,6 +9,12 @@
 // elements of its own accumulators and the slab is overwritten with D in place. The bias tile of
 // the tile's columns sits in a ring of its own. What it applies: alpha, beta and the bias, in
 // FP32. What it stores: BF16 or FP32.
+//
+// M-grouped GEMMs own only some rows of D's row space: a tile at the end of an expert is followed
+// by the next expert's rows, masked rows past an expert's count and padding rows of a row-index
+// layout belong to nobody. The TMA cannot clip there, so a 64-row atom that holds such rows is
+// stored element by element (pairs of columns) up to its last own row, and the rest keep what they
+// held. (Grouped GEMMs other than k-grouped take no C and no bias: gemm_spec_error.)
 #pragma once
 
 #include <cuda/ptx>
@@ -17,12 +23,10 @@
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/device/kernels/gemm_sm90/epilogue_loader.cuh"
+#include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
-
-// Named barrier ids: 0 is __syncthreads; consumer warpgroup i synchronises on 1 + i.
-enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 
 template <typename Cfg>
 class Epilogue {
@@ -53,18 +57,23 @@ class Epilogue {
     }
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
+      const uint32_t first_row = warpgroup_ * Cfg::kWarpgroupM + a * 64;
+      // The same on every thread of the warpgroup, and on the epilogue loader (same test there).
+      if (first_row >= w.rows) continue;  // no row of the atom is the tile's
+      const AtomRows own = atom_rows(w, first_row);
+      if (own.end <= first_row) continue;  // a row-index atom of padding only
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
         const uint32_t slab_col = slab * Cfg::kSlabCols;
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup (and the loader)
         const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
         const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-        const bool direct = ragged_rows && slab_col + width > w.cols;
+        const bool direct = own.direct || (ragged_rows && slab_col + width > w.cols);
         // A slab stored element by element needs no buffer, unless its C is in one.
         uint8_t* buffer = Cfg::kHasC || !direct ? take_buffer() : nullptr;
         const SlabSource src{shared_address(buffer), shared_address(bias)};
         if (direct) {
-          store_direct(w, acc[a], a, slab, narrow, src);
+          store_direct(w, acc[a], a, slab, narrow, own.end, src);
           // Every thread has read its C from the buffer (generic proxy) before the loader's next
           // TMA load (async proxy) may write it.
           if constexpr (Cfg::kHasC) cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
@@ -155,6 +164,38 @@ class Epilogue {
       c_state_.advance();
     } else {
       (void)by_tma;
+    }
+  }
+
+  // The 64-row atom at tile row first_row: its rows below `end` are the tile's, and `direct` says
+  // whether rows past them lie inside D (then it is stored element by element). Uniform over the
+  // warpgroup: every thread reads the same entries.
+  struct AtomRows {
+    uint32_t end;
+    bool direct;
+  };
+  TC_DEVICE TC_FORCEINLINE AtomRows atom_rows(const TileWork& w, uint32_t first_row) const {
+    if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous && Cfg::kContiguousLayout == ContiguousLayout::kRowIndex) {
+      // A row-index block is its expert's rows, then padding (the layout's contract, which the
+      // kernel's check of the group data traps on: group_data_check.cuh): the atom is all the
+      // expert's when its last row is (rows past D's end the TMA clips); otherwise the expert's
+      // last row is found by bisection, which only atoms at the end of an expert's run pay for.
+      // (No trap here: a trap's record costs the consumers registers they do not have.)
+      const int32_t* rows = params_.problem.group_data + w.row;
+      const int32_t expert = static_cast<int32_t>(w.group);
+      const uint32_t last = (first_row + 64 < w.rows ? first_row + 64 : w.rows) - 1;
+      if (rows[last] == expert) return {w.rows, false};
+      uint32_t lo = first_row, hi = last;  // rows[hi] is not the expert's: find the first such row
+      while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (rows[mid] == expert) lo = mid + 1;
+        else hi = mid;
+      }
+      return {lo, true};
+    } else if constexpr (Cfg::kGemmType == GemmType::kMGroupedContiguous || Cfg::kGemmType == GemmType::kMGroupedMasked) {
+      return {w.rows, first_row + 64 > w.rows};  // the next expert's rows, or masked rows, follow
+    } else {
+      return {w.rows, false};  // a tile's rows end where D's do: the TMA clips the rest
     }
   }
 
@@ -260,14 +301,15 @@ class Epilogue {
     }
   }
 
-  // Slab `slab` of atom `atom` straight to global memory, bounds checked per element.
+  // Slab `slab` of atom `atom` straight to global memory, bounds checked per element: tile rows
+  // below row_end, columns below w.cols.
   TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab,
-                              bool narrow, const SlabSource& src) {
+                              bool narrow, uint32_t row_end, const SlabSource& src) {
     Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.d_batch : 0);
 #pragma unroll
     for (uint32_t half = 0; half < 2; ++half) {
       const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
-      if (tile_row >= w.rows) continue;
+      if (tile_row >= row_end) continue;
       Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
 #pragma unroll
       for (uint32_t g = 0; g < kGroupsPerSlab; ++g) {
@@ -275,8 +317,16 @@ class Epilogue {
         if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
         const uint32_t col = j * 8 + first_col();
         const float2 v = narrow ? values<true>(acc, j, half, src) : values<false>(acc, j, half, src);
-        if (col < w.cols) row[col] = static_cast<Out>(v.x);
-        if (col + 1 < w.cols) row[col + 1] = static_cast<Out>(v.y);
+        // An even column of a row whose stride is a multiple of 16 bytes: the pair is aligned.
+        if (col + 1 < w.cols) {
+          if constexpr (Cfg::kOutputFP32) {
+            *reinterpret_cast<float2*>(row + col) = v;
+          } else {
+            *reinterpret_cast<__nv_bfloat162*>(row + col) = __floats2bfloat162_rn(v.x, v.y);
+          }
+        } else if (col < w.cols) {
+          row[col] = static_cast<Out>(v.x);
+        }
       }
     }
   }

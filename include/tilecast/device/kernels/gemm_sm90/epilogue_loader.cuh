@@ -56,6 +56,7 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
     TileWork w;
     w.group = info.group;
     w.row = info.row;
+    w.rows = info.rows;
     w.col = info.col;
     w.cols = info.cols;
     if constexpr (Cfg::kHasBias) {
@@ -78,6 +79,8 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
           const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
 #pragma unroll
           for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) {
+            // An atom with none of the tile's rows has no epilogue (Epilogue::store skips it too).
+            if (wg * Cfg::kWarpgroupM + a * 64 >= w.rows) continue;
             const StageRing<Cfg::kCRing> ring = c_ring(smem, params, wg);
             PipelineState<Cfg::kSlabBuffers>& st = c_state[wg];
             ring.acquire(st);

@@ -40,6 +40,7 @@ struct GemmSmemLayout {
   uint32_t bias_full = 0, bias_empty = 0;
   uint32_t tile_full = 0, tile_empty = 0, tile_slot = 0;  // the tile ring: the producer's work, for the consumers
   uint32_t unit_full = 0, unit_empty = 0, unit_slot = 0;  // the dynamic-unit ring
+  uint32_t k_tail = 0;               // k-grouped: the consumers' word to the k-tail clearers (k_tail.cuh)
   uint32_t end = 0;                  // bytes of the layout
   uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
 };
@@ -122,7 +123,8 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
   l.unit_full = l.tile_slot + g.tile_slots * kTileInfoBytes;
   l.unit_empty = l.unit_full + g.unit_slots * 8;
   l.unit_slot = l.unit_empty + g.unit_slots * 8;
-  l.end = l.unit_slot + g.unit_slots * 4;
+  l.k_tail = l.unit_slot + g.unit_slots * 4;
+  l.end = l.k_tail + 4;
   l.launch_bytes = align_up(l.end, kSwizzleAtomBytes) + kSwizzleAtomBytes;
   return l;
 }
@@ -138,10 +140,22 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.atoms_m = g.warpgroup_m / kWgmmaAtomRows;
   g.accumulators = g.atoms_m * s.block_n / 2;
   g.block_k = kGemmBlockK;
-  g.producer_registers = 56;
-  g.consumer_registers = s.consumer_warpgroups == 1 ? 256 : 224;
   const uint32_t cap = kSm90RegistersPerSm / g.threads / 8 * 8;
   g.launch_registers = cap < kMaxRegistersPerThread ? cap : kMaxRegistersPerThread;
+  // setmaxnreg's split of the CTA's registers (launch_registers x threads). One consumer
+  // warpgroup: the register file has room for both. Two: the consumers take 224 where their
+  // accumulators need it, 208 where they hold at most 64, and the producer warpgroup the rest:
+  // 56 or 88 (a producer of 56 spilled at 128x128 with dynamic units in clusters of 4: the
+  // scheduler's peer masks and the rings' barrier addresses).
+  constexpr uint32_t kSmallAccumulators = 64;
+  if (s.consumer_warpgroups == 1) {
+    g.consumer_registers = 256;
+    g.producer_registers = 56;
+  } else {
+    g.consumer_registers = g.accumulators <= kSmallAccumulators ? 208 : 224;
+    const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
+    g.producer_registers = left / kWarpgroupThreads / 8 * 8;
+  }
 
   g.tile_a_bytes = s.block_m * g.block_k * 2;
   g.tile_b_bytes = s.block_n * g.block_k * 2;

@@ -32,8 +32,6 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   extern __shared__ uint8_t raw_smem[];
   const GemmSm90Smem<Cfg> smem(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw_smem) + kSwizzleAtomBytes - 1) &
                                                          ~uintptr_t{kSwizzleAtomBytes - 1}));
-  const uint32_t rank = cuda::ptx::get_sreg_cluster_ctarank();
-  const uint32_t cluster_id = cuda::ptx::get_sreg_clusterid_x();
   const uint32_t warpgroup = threadIdx.x / 128;
 
   // The descriptors' first fetch overlaps the barrier setup instead of the first loads and stores.
@@ -62,9 +60,22 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) run_producer<Cfg>(smem, tma_a, tma_b, params, cluster_id, rank);
-    if constexpr (Cfg::kEpilogueLoader)
-      if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
+    if (threadIdx.x == 0) {
+      // Read here, not before setmaxnreg: ptxas spills a value that lives across it (the unit
+      // counter derived from the cluster id was, in every kernel, at any register budget).
+      run_producer<Cfg>(smem, tma_a, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
+                        cuda::ptx::get_sreg_cluster_ctarank());
+    } else if (threadIdx.x / 32 == 1) {
+      // Warp 1: in grouped kernels it first checks the group data (layout_fault.cuh); with C or a
+      // bias its lane 0 then is the epilogue loader.
+      if constexpr (Cfg::kGemmType != GemmType::kNormal && Cfg::kGemmType != GemmType::kBatched)
+        check_group_data<Cfg::kGemmType>(kernel_problem<Cfg>(params), params.layout_fault, threadIdx.x % 32);
+      if constexpr (Cfg::kEpilogueLoader)
+        if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
+    } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+      // Warps 2-3 of k-grouped kernels clear the columns past each k-group's end (k_tail.cuh).
+      if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem);
+    }
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();
     run_consumer<Cfg>(smem, tma_d, tma_d_narrow, params, warpgroup - 1);

@@ -28,7 +28,7 @@ TC_DEVICE TC_FORCEINLINE void publish(const GemmSm90Smem<Cfg>& smem, const Stage
                                       PipelineState<Cfg::kTileSlots>& state, const TileInfo& info) {
   const uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(&smem.tile_slot[state.stage]));
   ptx::st_shared_v4_b32(slot, info.flags, info.num_k_steps, info.group, info.row);
-  ptx::st_shared_v4_b32(slot + 16, info.rows, info.col, info.cols, info.unused);
+  ptx::st_shared_v4_b32(slot + 16, info.rows, info.col, info.cols, info.k);
   // The arrive releases (at CTA scope) the slot's stores to the consumers that wait on it.
   cuda::ptx::mbarrier_arrive(tiles.full_barrier(state.stage));
   state.advance();
@@ -40,12 +40,12 @@ TC_DEVICE TC_FORCEINLINE TileInfo read_tile_info(const GemmSm90Smem<Cfg>& smem, 
   const uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(&smem.tile_slot[stage]));
   TileInfo t;
   ptx::ld_shared_v4_b32(slot, t.flags, t.num_k_steps, t.group, t.row);
-  ptx::ld_shared_v4_b32(slot + 16, t.rows, t.col, t.cols, t.unused);
+  ptx::ld_shared_v4_b32(slot + 16, t.rows, t.col, t.cols, t.k);
   return t;
 }
 
 TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
-  return {w.valid ? kTileValid : 0u, w.num_k_steps, w.group, w.row, w.rows, w.col, w.cols, 0u};
+  return {w.valid ? kTileValid : 0u, w.num_k_steps, w.group, w.row, w.rows, w.col, w.cols, w.k_end - w.k_begin};
 }
 
 // Loads one operand box into the same stage of every CTA in `mask` (just this CTA when the mask

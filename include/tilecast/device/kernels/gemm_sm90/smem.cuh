@@ -28,6 +28,7 @@ struct GemmSm90Smem {
   uint64_t* unit_full;  // [unit slots]
   uint64_t* unit_empty;
   uint32_t* unit_slot;
+  uint32_t* k_tail;     // k-grouped: which stage the k-tail clearers clear next (k_tail.cuh)
 
   // `base`: the dynamic shared memory, its start rounded up to 1024 bytes (launch_bytes holds
   // the slack).
@@ -47,7 +48,8 @@ struct GemmSm90Smem {
         tile_slot(reinterpret_cast<TileInfo*>(base + Cfg::kGeo.smem.tile_slot)),
         unit_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_full)),
         unit_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_empty)),
-        unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)) {}
+        unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)),
+        k_tail(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.k_tail)) {}
 };
 
 }  // namespace tilecast

@@ -24,12 +24,16 @@ struct GemmKernelSpec {
   bool has_bias = false;             // + bias[column], read by TMA
   DType bias_type = DType::kFP32;    // the bias vector's element type (with has_bias)
   GemmType type = GemmType::kNormal;
+  // kMGroupedContiguous: which layout, fixed at compile time (a run-time branch between the two
+  // cost the producer of the dynamic-unit 2x2 kernel a spill); kRowIndex (the default) otherwise.
+  ContiguousLayout contiguous_layout = ContiguousLayout::kRowIndex;
   bool dynamic_units = false;        // units claimed from a global counter shared with a companion launch
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
-           has_bias == o.has_bias && bias_type == o.bias_type && type == o.type && dynamic_units == o.dynamic_units;
+           has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
+           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units;
   }
 };
 
@@ -80,6 +84,11 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.out != DType::kBF16 && s.out != DType::kFP32) return "the output is bf16 or fp32";
   if (s.has_bias && s.bias_type != DType::kBF16 && s.bias_type != DType::kFP32) return "the bias is bf16 or fp32";
   if (static_cast<uint32_t>(s.type) > static_cast<uint32_t>(GemmType::kKGroupedContiguous)) return "unknown gemm type";
+  if ((s.has_c || s.has_bias) && (s.type == GemmType::kMGroupedContiguous || s.type == GemmType::kMGroupedMasked))
+    return "m-grouped GEMMs take no C and no bias";
+  if (s.contiguous_layout != ContiguousLayout::kRowIndex &&
+      (s.type != GemmType::kMGroupedContiguous || s.contiguous_layout != ContiguousLayout::kOffsets))
+    return "only m-grouped contiguous kernels take the offsets layout";
   if (s.dynamic_units && (s.has_c || s.has_bias) && s.block_n > kWidestDynamicEpilogueBlockN)
     return "the dynamic-unit (companion) kernel with C or a bias spills registers above 192-wide tiles";
   if (heavy_epilogue(s.has_c, s.has_bias, s.out) && s.block_n > kWidestHeavyEpilogueBlockN)
@@ -102,6 +111,7 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
                              s.has_bias ? 1u : 0u,
                              static_cast<uint32_t>(s.bias_type),
                              static_cast<uint32_t>(s.type),
+                             static_cast<uint32_t>(s.contiguous_layout),
                              s.dynamic_units ? 1u : 0u};
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
@@ -124,6 +134,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.has_bias = Traits::kHasBias;
   s.bias_type = Traits::kBiasType;
   s.type = Traits::kGemmType;
+  s.contiguous_layout = Traits::kContiguousLayout;
   s.dynamic_units = Traits::kDynamicUnits;
   return s;
 }

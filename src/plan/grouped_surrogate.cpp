@@ -1,0 +1,104 @@
+#include "tilecast/plan/grouped_surrogate.hpp"
+
+#include <algorithm>
+
+namespace tilecast::plan {
+namespace {
+
+// n split into `parts` nearly equal shares, the first n % parts one larger.
+uint32_t share(uint32_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts ? 1 : 0); }
+
+uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+PlanningProblem planning_problem(const GemmDesc& desc) {
+  PlanningProblem out;
+  out.sizes = desc.problem;
+  out.sizes.group_data = nullptr;
+  const GemmProblem& p = out.sizes;
+  const uint32_t groups = std::max(p.num_groups, 1u);
+  std::vector<int32_t>& data = out.data;
+  switch (p.type) {
+    case GemmType::kMGroupedContiguous:
+      if (p.contiguous_layout == ContiguousLayout::kOffsets) {
+        data.push_back(0);
+        for (uint32_t g = 0; g < groups; ++g) data.push_back(data.back() + static_cast<int32_t>(share(p.m, groups, g)));
+      } else {
+        const uint32_t runs = ceil_div(p.m, kMGroupedRowAlignment);
+        data.resize(p.m);
+        for (uint32_t r = 0; r < p.m; ++r)
+          data[r] = static_cast<int32_t>(uint64_t{r / kMGroupedRowAlignment} * groups / runs);
+      }
+      break;
+    case GemmType::kMGroupedMasked: {
+      const uint32_t expected = desc.expected_m ? std::min(desc.expected_m, p.m) : p.m;
+      data.assign(groups, static_cast<int32_t>(expected));
+      break;
+    }
+    case GemmType::kKGroupedContiguous:
+      for (uint32_t g = 0; g < groups; ++g) data.push_back(static_cast<int32_t>(share(p.k, groups, g)));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+uint64_t max_units(const GemmProblem& p, const TileConfig& c) {
+  const uint64_t units_n = cdiv(cdiv(p.n, c.block_n), c.unit_tiles_n());
+  const uint64_t units_m = cdiv(cdiv(p.m, c.block_m), c.unit_tiles_m());  // of one grid of p.m rows
+  switch (p.type) {
+    case GemmType::kNormal:
+      return units_m * units_n;
+    case GemmType::kMGroupedContiguous:
+      if (p.contiguous_layout == ContiguousLayout::kRowIndex) return units_m * units_n;  // one grid
+      {
+        const uint64_t u = uint64_t{c.block_m} * c.unit_tiles_m();
+        const uint64_t holding = std::min<uint64_t>(p.num_groups, p.m);
+        return (p.m + holding * (u - 1)) / u * units_n;
+      }
+    default:  // batched, masked (max_m rows each), k-grouped: one grid of p.m rows per group
+      return uint64_t{p.num_groups} * units_m * units_n;
+  }
+}
+
+std::vector<GroupSize> group_sizes(const GemmProblem& p) {
+  std::vector<GroupSize> out;
+  const auto clamped = [](int32_t v, uint32_t limit) { return static_cast<uint64_t>(std::clamp<int64_t>(v, 0, limit)); };
+  switch (p.type) {
+    case GemmType::kNormal:
+      out.push_back({p.m, p.k});
+      break;
+    case GemmType::kBatched:
+      out.assign(p.num_groups, {p.m, p.k});
+      break;
+    case GemmType::kMGroupedMasked:
+      for (uint32_t g = 0; g < p.num_groups; ++g) out.push_back({clamped(p.group_data[g], p.m), p.k});
+      break;
+    case GemmType::kMGroupedContiguous:
+      out.assign(p.num_groups, {0, p.k});
+      if (p.contiguous_layout == ContiguousLayout::kOffsets) {
+        for (uint32_t g = 0; g < p.num_groups; ++g) {
+          const uint64_t begin = clamped(p.group_data[g], p.m), end = clamped(p.group_data[g + 1], p.m);
+          out[g].rows = end > begin ? end - begin : 0;
+        }
+      } else {
+        for (uint32_t r = 0; r < p.m; ++r)
+          if (p.group_data[r] >= 0 && static_cast<uint32_t>(p.group_data[r]) < p.num_groups) ++out[p.group_data[r]].rows;
+      }
+      break;
+    case GemmType::kKGroupedContiguous: {
+      uint64_t left = p.k;
+      for (uint32_t g = 0; g < p.num_groups; ++g) {
+        const uint64_t k = clamped(p.group_data[g], static_cast<uint32_t>(left));
+        left -= k;
+        out.push_back({p.m, k});
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace tilecast::plan
