@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -143,8 +144,10 @@ fs::path find_cccl_include() {
 
 Compiler::Compiler() : Compiler(embedded_copy(), find_cccl_include()) {}
 
-Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include)
-    : headers_(std::move(headers)), cccl_include_(without_trailing_separator(cccl_include)) {
+Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include, bool precompiled_headers)
+    : headers_(std::move(headers)),
+      cccl_include_(without_trailing_separator(cccl_include)),
+      precompiled_headers_(precompiled_headers) {
   if (!is_cccl_dir(cccl_include_)) {
     throw Error("CCCL headers not found in " + cccl_include_.string() +
                 " (expected cuda/ptx and cuda/std/version under it)");
@@ -183,6 +186,12 @@ std::vector<std::string> Compiler::options(const KernelSpec& spec) const {
   out.insert(out.end(), spec.options.begin(), spec.options.end());
   out.push_back("-I" + cccl_include_.string());
   if (!toolkit_include_.empty()) out.push_back("-I" + toolkit_include_.string());
+  // Not in the key: a path, and the cubin is the same with or without (jit/pch.hpp). No PCH
+  // messages, so that a cached entry's log reads the same either way.
+  if (precompiled_headers_ && !pch_folder().empty()) {
+    out.insert(out.end(), {"-pch", "--pch-dir=" + pch_folder().string(), "--pch-messages=false",
+                           "--pch-verbose=false"});
+  }
   return out;
 }
 
@@ -213,6 +222,17 @@ CompiledKernel Compiler::compile(const KernelSpec& spec) const {
 
   CompiledKernel out;
   out.log = program.log();
+  if (precompiled_headers_ && jit_debug_level() >= 1) {
+    // Whether this compile saved a PCH: NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED when it used one
+    // (or chose not to); a full PCH heap is worth knowing (nvrtcSetPCHHeapSize).
+    const nvrtcResult pch = nvrtcGetPCHCreateStatus(program.get());
+    size_t need = 0;
+    if (pch == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) nvrtcGetPCHHeapSizeRequired(program.get(), &need);
+    std::fprintf(stderr, "tilecast jit: pch %s%s for %s\n",
+                 pch == NVRTC_SUCCESS ? "created" : nvrtcGetErrorString(pch),
+                 need ? (", the PCH heap needs " + std::to_string(need >> 20) + " MiB").c_str() : "",
+                 spec.name_expression.c_str());
+  }
   if (result != NVRTC_SUCCESS) {
     throw Error("NVRTC could not compile " + spec.name_expression + " for " + kArch + " (" +
                 nvrtcGetErrorString(result) + "):\n" + out.log +
