@@ -33,7 +33,7 @@ plan::GemmDesc desc_of(int64_t m, int64_t n, int64_t k, int64_t batch, const std
 }
 
 nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std::string& device,
-              const std::function<void(size_t, size_t)>& progress) {
+              const std::function<void(size_t, size_t)>& progress, bool dry_run) {
   std::vector<api::WarmItem> items;
   for (const auto& [m, n, k, batch, out, with_c, config] : problems)
     items.push_back({desc_of(m, n, k, batch, out, with_c), config});
@@ -42,12 +42,16 @@ nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std:
   {
     nb::gil_scoped_release unlocked;
     const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts);
-    // progress is a Python callable: each call takes the GIL (warm_jit_cache calls it one at a time).
-    kernels = api::warm_jit_cache(specs, threads, [&](size_t done, size_t total) {
-      if (!progress) return;
-      nb::gil_scoped_acquire locked;
-      progress(done, total);
-    });
+    if (dry_run) {
+      for (const GemmKernelSpec& s : specs) kernels.push_back({api::describe_kernel(s)});
+    } else {
+      // progress is a Python callable: each call takes the GIL (warm_jit_cache makes them one at a time).
+      kernels = api::warm_jit_cache(specs, threads, [&](size_t done, size_t total) {
+        if (!progress) return;
+        nb::gil_scoped_acquire locked;
+        progress(done, total);
+      });
+    }
   }
   nb::list out;
   for (const api::WarmedKernel& k : kernels) {
@@ -92,8 +96,9 @@ plan::DeviceFacts device_facts(const std::string& device) {
 
 void bind_jit(nb::module_& m) {
   using namespace nb::literals;
-  m.def("warm", &warm, "problems"_a, "threads"_a, "device"_a, "progress"_a.none(),
-        "Compiles the kernels of `problems` into the JIT disk cache with `threads` threads. Use tilecast.warm.");
+  m.def("warm", &warm, "problems"_a, "threads"_a, "device"_a, "progress"_a.none(), "dry_run"_a,
+        "Compiles the kernels of `problems` into the JIT disk cache with `threads` threads (with dry_run, "
+        "only names them). Use tilecast.warm.");
   m.def("plan", &plan_text, "m"_a, "n"_a, "k"_a, "batch"_a, "out_dtype"_a, "with_c"_a, "config"_a, "top"_a,
         "device"_a, "The chosen plan and the ranked alternatives, as tilecast-plan prints them. Use tilecast.plan.");
   m.def(

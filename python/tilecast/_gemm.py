@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from . import _tilecast as _C
+from . import _torch_ops
 from ._frameworks import Plumbing, dtype_name, framework
 
 ConfigLike = Union[None, str, dict, _C.GemmConfig]
@@ -69,8 +70,6 @@ def gemm_nt(
     (16-byte alignment of rows, overlap) and for JIT or CUDA failures. The first call of a shape
     compiles its kernels (seconds; see tilecast.warm).
     """
-    from . import _torch_ops
-
     if _torch_ops.tracing(a):
         return _torch_ops.gemm_nt(a, b, out, c, out_dtype, config, stream)
     a, b, c = _untracked(a), _untracked(b), _untracked(c)

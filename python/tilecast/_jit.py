@@ -76,6 +76,7 @@ def warm(
     cache_dir: Optional[str] = None,
     progress: bool = True,
     device: str = "auto",
+    dry_run: bool = False,
 ) -> List[dict]:
     """Compiles, in parallel, every kernel the GEMMs of `problems` will launch into the JIT disk
     cache, so that their first calls spend no time in NVRTC. Needs no GPU.
@@ -88,6 +89,7 @@ def warm(
     progress: a progress bar on stderr.
     device: "auto" plans for the current GPU, or for the H200 model without one; "h200" always
         for the model (to fill a cache folder on a CPU machine for an H200).
+    dry_run: compile nothing; return the kernels' names only.
 
     Returns one dict per distinct kernel: name, from_cache, compile_seconds, registers,
     spill_bytes, stack_bytes, threads, report_found.
@@ -95,7 +97,8 @@ def warm(
     items = [_problem(p) for p in problems]
     if cache_dir is not None:
         _use_cache_dir(cache_dir)
-    return _C.warm(items, threads or os.cpu_count() or 1, device, _ProgressBar() if progress else None)
+    bar = _ProgressBar() if progress and not dry_run else None
+    return _C.warm(items, threads or os.cpu_count() or 1, device, bar, dry_run)
 
 
 def plan(

@@ -60,6 +60,7 @@ def warm(
     threads: int,
     device: str,
     progress: Optional[Callable[[int, int], None]],
+    dry_run: bool,
 ) -> list[dict]: ...
 def plan(
     m: int, n: int, k: int, batch: int, out_dtype: str, with_c: bool, config: GemmConfig, top: int, device: str

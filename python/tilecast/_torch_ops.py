@@ -14,6 +14,8 @@ trace.
 # annotations, which must be real types.
 from typing import Any, Optional
 
+from ._frameworks import dtype_name
+
 try:
     import torch
 except ImportError:  # torch is optional
@@ -34,14 +36,16 @@ def _config_text(config: Any) -> str:
 
 
 if torch is not None:
-    from ._frameworks import dtype_name
-    from ._gemm import as_config, gemm_nt as _eager_gemm_nt
+    # The ops' bodies run eagerly (dynamo sees only the fake implementations), so they may import
+    # _gemm, which imports this module, at call time.
 
     @torch.library.custom_op("tilecast::gemm_nt", mutates_args=())
     def _gemm_nt_op(
         a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor], out_dtype: Optional[torch.dtype], config: str
     ) -> torch.Tensor:
-        return _eager_gemm_nt(a, b, None, c, out_dtype, config or None)
+        from ._gemm import gemm_nt
+
+        return gemm_nt(a, b, None, c, out_dtype, config or None)
 
     @_gemm_nt_op.register_fake
     def _gemm_nt_fake(a, b, c, out_dtype, config):
@@ -52,7 +56,9 @@ if torch is not None:
     def _gemm_nt_out_op(
         a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, c: Optional[torch.Tensor], config: str
     ) -> None:
-        _eager_gemm_nt(a, b, out, c, None, config or None)
+        from ._gemm import gemm_nt
+
+        gemm_nt(a, b, out, c, None, config or None)
 
     @_gemm_nt_out_op.register_fake
     def _gemm_nt_out_fake(a, b, out, c, config):
@@ -64,7 +70,9 @@ def gemm_nt(a: Any, b: Any, out: Any, c: Any, out_dtype: Any, config: Any, strea
     if stream is not None:
         raise ValueError("tilecast.gemm_nt: under torch.compile the call runs on torch's current stream; drop stream=")
     if isinstance(config, dict):
-        config = str(as_config(config))
+        from ._gemm import as_config
+
+        config = str(as_config(config))  # C++: a graph break; pass a config string instead
     if out is None:
         if out_dtype is not None and not isinstance(out_dtype, torch.dtype):
             out_dtype = getattr(torch, dtype_name(out_dtype))

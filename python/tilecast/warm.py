@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", choices=("auto", "h200"), default="auto", help="plan for the current GPU or the H200 model")
     p.add_argument("--plan", action="store_true", help="print each shape's plan first")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--dry-run", action="store_true", help="only list the kernels a warm-up would compile")
     args = p.parse_args(argv)
     if not args.shape:
         p.error("give at least one --shape")
@@ -43,10 +44,13 @@ def main(argv=None) -> int:
                 print(tilecast.plan(q["m"], q["n"], q["k"], q["batch"], q["out_dtype"], q["with_c"], q["config"],
                                     device=args.device))
         kernels = tilecast.warm(problems, threads=args.threads, cache_dir=args.cache_dir,
-                                progress=not args.no_progress, device=args.device)
+                                progress=not args.no_progress, device=args.device, dry_run=args.dry_run)
     except (tilecast.Error, ValueError, TypeError) as e:
         print(f"python -m tilecast.warm: {e}", file=sys.stderr)
         return 1
+    if args.dry_run:
+        print("\n".join(k["name"] for k in kernels))
+        return 0
     compiled = [k for k in kernels if not k["from_cache"]]
     for k in kernels:
         print(f"{'cached' if k['from_cache'] else 'compiled':8} {k['compile_seconds']:6.2f} s  regs {k['registers']:3}  "
