@@ -3,8 +3,9 @@
 set(TILECAST_SKIP_CODE 77)
 
 # Without GoogleTest (TILECAST_BUILD_TESTS=OFF) the helpers register nothing, so a folder that
-# holds a library and its test (tests/common) still configures.
-if(NOT TILECAST_BUILD_TESTS)
+# holds a library and its test (tests/common) still configures. (A project that includes this file
+# without the option, as scripts/multi_gpu_barrier.sh's comm-only one, has tests.)
+if(DEFINED TILECAST_BUILD_TESTS AND NOT TILECAST_BUILD_TESTS)
   function(tilecast_cpu_test)
   endfunction()
   function(tilecast_gpu_test)
