@@ -49,7 +49,8 @@ class Compiler {
   // The embedded tilecast device headers and find_cccl_include().
   Compiler();
   // Explicit headers and CCCL folder (tests use this to change a header). With
-  // precompiled_headers, compiles use NVRTC's automatic PCH in pch_folder() (jit/pch.hpp).
+  // precompiled_headers, compiles use NVRTC's automatic PCH in a folder of pch_folder() named by
+  // the headers' digest (jit/pch.hpp says why).
   Compiler(std::vector<SourceHeader> headers, std::filesystem::path cccl_include,
            bool precompiled_headers = pch_enabled());
 
@@ -70,7 +71,9 @@ class Compiler {
   const std::vector<SourceHeader>& headers() const { return headers_; }
   // "nvrtc 13.0, cccl 3000001, cuda 13000": the toolchain part of every key.
   const std::string& toolchain() const { return toolchain_; }
-  bool precompiled_headers() const { return precompiled_headers_; }
+  bool precompiled_headers() const { return !pch_dir_.empty(); }
+  // Where this compiler's PCH files go (empty without PCH).
+  const std::filesystem::path& pch_dir() const { return pch_dir_; }
 
  private:
   std::vector<std::string> fixed_options() const;
@@ -80,7 +83,7 @@ class Compiler {
   std::filesystem::path toolkit_include_;  // cuda_bf16.h and friends when next to CCCL; else empty
   std::string toolchain_;
   Hash128 headers_digest_;
-  bool precompiled_headers_ = false;
+  std::filesystem::path pch_dir_;
 };
 
 }  // namespace tilecast::jit

@@ -10,6 +10,10 @@
 // header heap allocation address" in any other process): it cannot be kept across processes, so
 // it lives in a private folder per process under the temp dir, never in the disk cache, and never
 // enters a cache key (the cubin does not depend on it: the cpu tests compare the bytes).
+//
+// NVRTC checks a PCH against the compile's options, but not against the contents of the in-memory
+// headers it was made from: each Compiler therefore puts its PCH into a subfolder named by its
+// headers' digest, so a changed header set never meets an old PCH.
 #pragma once
 
 #include <filesystem>

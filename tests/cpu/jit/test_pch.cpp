@@ -53,9 +53,10 @@ TEST(JitPch, SameCubinWithAndWithout) {
     EXPECT_EQ(a.report.registers, b.report.registers);
   }
   // NVRTC did make one (it removes its files at exit, so they are there now).
+  ASSERT_TRUE(Contains(pch.pch_dir().string(), pch_folder().string()));
   bool made = false;
-  for (const fs::directory_entry& e : fs::directory_iterator(pch_folder())) made |= e.path().extension() == ".pch";
-  EXPECT_TRUE(made) << "no .pch file in " << pch_folder();
+  for (const fs::directory_entry& e : fs::directory_iterator(pch.pch_dir())) made |= e.path().extension() == ".pch";
+  EXPECT_TRUE(made) << "no .pch file in " << pch.pch_dir();
 }
 
 TEST(JitPch, OptionsStayOutOfTheKey) {
@@ -65,9 +66,38 @@ TEST(JitPch, OptionsStayOutOfTheKey) {
   EXPECT_EQ(plain.cache_key(spec), pch.cache_key(spec));
   const std::vector<std::string> with = pch.options(spec), without = plain.options(spec);
   EXPECT_TRUE(has(with, "-pch"));
-  EXPECT_TRUE(has(with, "--pch-dir=" + pch_folder().string()));
+  EXPECT_TRUE(has(with, "--pch-dir=" + pch.pch_dir().string()));
   EXPECT_FALSE(has(without, "-pch"));
   EXPECT_EQ(with.size(), without.size() + 4);
+}
+
+// NVRTC checks a PCH against the options, not against in-memory header contents (a probe showed a
+// PCH made with `kValue = 111` answering a compile whose header said 222): each header set must get
+// its own PCH folder.
+TEST(JitPch, ChangedHeaderIsNeverAnsweredFromAnOldPch) {
+  const auto headers_with = [](const char* value) {
+    std::vector<SourceHeader> h = Compiler().headers();
+    h.push_back({"jit_test/value.cuh", std::string("constexpr int kValue = ") + value + ";\n"});
+    return h;
+  };
+  KernelSpec spec;
+  spec.source = R"(#include "jit_test/value.cuh"
+#include "tilecast/device/kernels/gemm_sm90/kernel.cuh"
+
+namespace jit_test {
+__global__ void value(int* out) { out[threadIdx.x] = kValue; }
+}  // namespace jit_test
+)";
+  spec.name_expression = "jit_test::value";
+  spec.options = {"-frandom-seed=17"};
+  const Compiler first(headers_with("111"), find_cccl_include(), true);
+  const Compiler second(headers_with("222"), first.cccl_include(), true);
+  const Compiler plain(headers_with("222"), first.cccl_include(), false);
+  EXPECT_NE(first.pch_dir(), second.pch_dir());
+  const std::string made_with_111 = first.compile(spec).cubin;  // makes a PCH
+  const std::string with_222 = second.compile(spec).cubin;
+  EXPECT_NE(with_222, made_with_111);
+  EXPECT_TRUE(with_222 == plain.compile(spec).cubin) << "the 222 compile did not match a compile without PCH";
 }
 
 TEST(JitPch, EnvironmentSwitchesItOff) {
