@@ -43,8 +43,7 @@ export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ "${TC_SKIP_JIT_TIMING:-0}" != 1 ]; then
   # NVRTC time, in fresh cache folders, with the driver's compute cache off (it would answer
-  # repeated compiles without ptxas): one kernel alone, then 60 distinct kernels on every core,
-  # with and without precompiled headers.
+  # repeated compiles without ptxas): one kernel alone, then 60 distinct kernels on every core.
   note "== JIT timing"
   CUDA_CACHE_DISABLE=1 "$PY" -m tilecast.warm --shape 4096,576,7168 --threads 1 --no-progress \
     --cache-dir "$(mktemp -d)" 2>&1 | tail -2 | tee -a "$log"
@@ -64,22 +63,27 @@ for m in (4096, 128, 1024, 256, 8192, 64, 2048, 512, 4097, 1009, 32):
 print(" ".join(chosen))
 PYEOF
 )
-  for pch in 1 0; do
-    TILECAST_JIT_PCH=$pch CUDA_CACHE_DISABLE=1 "$PY" - "$pch" $problems >>"$log" 2>&1 <<'PYEOF'
+  # In-process threads with and without PCH, then one worker process per core (each with its own
+  # NVRTC and PCH): whichever scales on 16 cores.
+  for run in "1 threads" "0 threads" "1 processes"; do
+    set -- $run
+    TILECAST_JIT_PCH=$1 CUDA_CACHE_DISABLE=1 "$PY" - "$1" "$2" $problems >>"$log" 2>&1 <<'PYEOF'
 import os, sys, tempfile, time
 import tilecast
-pch, items = sys.argv[1], sys.argv[2:]
-problems = []
-for it in items:
-    shape, out, c = it.split(":")
-    m, n, k = map(int, shape.split(","))
-    problems.append(dict(m=m, n=n, k=k, out_dtype=out, with_c=c == "1"))
-t0 = time.time()
-kernels = tilecast.warm(problems, cache_dir=tempfile.mkdtemp(), progress=False)
-wall = time.time() - t0
-each = sorted(k["compile_seconds"] for k in kernels)
-print(f"warm-up PCH={pch}: {len(kernels)} kernels, {os.cpu_count()} threads: {wall:.1f} s wall; per kernel "
-      f"min {each[0]:.2f} median {each[len(each) // 2]:.2f} max {each[-1]:.2f} s")
+if __name__ == "__main__":
+    pch, mode, items = sys.argv[1], sys.argv[2], sys.argv[3:]
+    problems = []
+    for it in items:
+        shape, out, c = it.split(":")
+        m, n, k = map(int, shape.split(","))
+        problems.append(dict(m=m, n=n, k=k, out_dtype=out, with_c=c == "1"))
+    t0 = time.time()
+    parallel = dict(processes=os.cpu_count()) if mode == "processes" else {}
+    kernels = tilecast.warm(problems, cache_dir=tempfile.mkdtemp(), progress=False, **parallel)
+    wall = time.time() - t0
+    each = sorted(k["compile_seconds"] for k in kernels)
+    print(f"warm-up PCH={pch} {mode}: {len(kernels)} kernels, {os.cpu_count()} {mode}: {wall:.1f} s wall; "
+          f"per kernel min {each[0]:.2f} median {each[len(each) // 2]:.2f} max {each[-1]:.2f} s")
 PYEOF
     tail -1 "$log"
   done

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/device_state.hpp"
+#include "api/gemm_source.hpp"
 #include "api/warm.hpp"
 #include "bindings.hpp"
 #include "jit/runtime.hpp"
@@ -32,41 +33,68 @@ plan::GemmDesc desc_of(int64_t m, int64_t n, int64_t k, int64_t batch, const std
   return plan::dense_desc(m, n, k, batch, out == "float32" ? DType::kFP32 : DType::kBF16, with_c);
 }
 
-nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std::string& device,
-              const std::function<void(size_t, size_t)>& progress, bool dry_run) {
+nb::dict to_dict(const api::WarmedKernel& k) {
+  nb::dict d;
+  d["name"] = k.name;
+  d["from_cache"] = k.from_cache;
+  d["compile_seconds"] = k.compile_seconds;
+  d["report_found"] = k.report_found;
+  d["registers"] = k.registers;
+  d["spill_bytes"] = k.spill_bytes;
+  d["stack_bytes"] = k.stack_bytes;
+  d["threads"] = k.threads;
+  return d;
+}
+
+std::vector<api::WarmItem> warm_items(const std::vector<Problem>& problems) {
   std::vector<api::WarmItem> items;
   for (const auto& [m, n, k, batch, out, with_c, config] : problems)
     items.push_back({desc_of(m, n, k, batch, out, with_c), config});
+  return items;
+}
+
+nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std::string& device,
+              const std::function<void(size_t, size_t)>& progress) {
+  const std::vector<api::WarmItem> items = warm_items(problems);
   const plan::DeviceFacts facts = device_facts(device);
   std::vector<api::WarmedKernel> kernels;
   {
     nb::gil_scoped_release unlocked;
-    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts);
-    if (dry_run) {
-      for (const GemmKernelSpec& s : specs) kernels.push_back({api::describe_kernel(s)});
-    } else {
-      // progress is a Python callable: each call takes the GIL (warm_jit_cache makes them one at a time).
-      kernels = api::warm_jit_cache(specs, threads, [&](size_t done, size_t total) {
-        if (!progress) return;
-        nb::gil_scoped_acquire locked;
-        progress(done, total);
-      });
-    }
+    // progress is a Python callable: each call takes the GIL (warm_jit_cache makes them one at a time).
+    kernels = api::warm_jit_cache(api::kernels_to_warm(items, facts), threads, [&](size_t done, size_t total) {
+      if (!progress) return;
+      nb::gil_scoped_acquire locked;
+      progress(done, total);
+    });
   }
   nb::list out;
-  for (const api::WarmedKernel& k : kernels) {
-    nb::dict d;
-    d["name"] = k.name;
-    d["from_cache"] = k.from_cache;
-    d["compile_seconds"] = k.compile_seconds;
-    d["report_found"] = k.report_found;
-    d["registers"] = k.registers;
-    d["spill_bytes"] = k.spill_bytes;
-    d["stack_bytes"] = k.stack_bytes;
-    d["threads"] = k.threads;
-    out.append(d);
+  for (const api::WarmedKernel& k : kernels) out.append(to_dict(k));
+  return out;
+}
+
+// The distinct kernels of `problems` as (name, generated source, name expression, threads): what a
+// worker process compiles without planning (so without touching the GPU) in warm(processes=).
+nb::list kernel_sources(const std::vector<Problem>& problems, const std::string& device) {
+  nb::list out;
+  for (const GemmKernelSpec& s : api::kernels_to_warm(warm_items(problems), device_facts(device))) {
+    const jit::KernelSpec k = api::gemm_kernel_source(s);
+    out.append(nb::make_tuple(api::describe_kernel(s), k.source, k.name_expression, gemm_geometry(s).threads));
   }
   return out;
+}
+
+// Compiles one kernel_sources() entry into the JIT disk cache (or finds it there).
+nb::dict build_source(const std::string& name, const std::string& source, const std::string& name_expression,
+                      uint32_t threads) {
+  jit::BuildResult built;
+  {
+    nb::gil_scoped_release unlocked;
+    built = jit::Runtime::instance().build(jit::KernelSpec{source, name_expression, {}});
+  }
+  const jit::ResourceReport& r = built.kernel.report;
+  return to_dict({name, built.disk_hit, built.compile_seconds, r.found, static_cast<uint32_t>(r.registers),
+                  static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
+                  static_cast<uint32_t>(r.stack_frame_bytes), threads});
 }
 
 std::string plan_text(int64_t m, int64_t n, int64_t k, int64_t batch, const std::string& out, bool with_c,
@@ -96,9 +124,12 @@ plan::DeviceFacts device_facts(const std::string& device) {
 
 void bind_jit(nb::module_& m) {
   using namespace nb::literals;
-  m.def("warm", &warm, "problems"_a, "threads"_a, "device"_a, "progress"_a.none(), "dry_run"_a,
-        "Compiles the kernels of `problems` into the JIT disk cache with `threads` threads (with dry_run, "
-        "only names them). Use tilecast.warm.");
+  m.def("warm", &warm, "problems"_a, "threads"_a, "device"_a, "progress"_a.none(),
+        "Compiles the kernels of `problems` into the JIT disk cache with `threads` threads. Use tilecast.warm.");
+  m.def("kernel_sources", &kernel_sources, "problems"_a, "device"_a,
+        "The distinct kernels of `problems`: (name, generated source, name expression, threads).");
+  m.def("build_source", &build_source, "name"_a, "source"_a, "name_expression"_a, "threads"_a,
+        "Compiles one kernel_sources() entry into the JIT disk cache; the same dict as warm's entries.");
   m.def("plan", &plan_text, "m"_a, "n"_a, "k"_a, "batch"_a, "out_dtype"_a, "with_c"_a, "config"_a, "top"_a,
         "device"_a, "The chosen plan and the ranked alternatives, as tilecast-plan prints them. Use tilecast.plan.");
   m.def(

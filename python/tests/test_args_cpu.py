@@ -172,6 +172,17 @@ def test_warm_compiles_into_the_cache_folder_then_hits(tmp_path):
     assert "[" in second.stderr and "1/1 kernels" in second.stderr  # the progress bar
 
 
+def test_warm_in_processes_fills_the_same_cache(tmp_path):
+    shapes = ("--shape", "256,256,256", "--shape", "4096,576,7168", "--no-progress")
+    listed = _warm_cli(*shapes, "--dry-run", cache=str(tmp_path))
+    assert listed.returncode == 0 and len(listed.stdout.split("\n")) == 3, listed.stdout  # two names
+    first = _warm_cli(*shapes, "--processes", "2", cache=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "2 kernels: 2 compiled" in first.stdout
+    again = _warm_cli(*shapes, cache=str(tmp_path))  # threads now: every kernel is a disk hit
+    assert "2 kernels: 0 compiled" in again.stdout, again.stdout
+
+
 def test_warm_cli_refuses_bad_shapes(tmp_path):
     bad = _warm_cli("--shape", "1,2", cache=str(tmp_path))
     assert bad.returncode == 2 and "expected M,N,K[,BATCH]" in bad.stderr

@@ -70,6 +70,31 @@ class _ProgressBar:
         self.stream.flush()
 
 
+def _build(name: str, source: str, name_expression: str, threads: int) -> dict:
+    """One kernel, in a worker process of warm(processes=)."""
+    return _C.build_source(name, source, name_expression, threads)
+
+
+def _warm_in_processes(items: list, processes: int, device: str, bar: Optional[_ProgressBar]) -> List[dict]:
+    # The parent plans (it may use the GPU for the device's facts) and hands each worker a
+    # generated source: a worker compiles only, never touching CUDA. "spawn": a fork of a process
+    # that has threads or a CUDA context is not safe. Each worker keeps its precompiled headers
+    # across the kernels it gets.
+    import concurrent.futures
+    import multiprocessing
+
+    kernels = _C.kernel_sources(items, device)
+    results: List[Optional[dict]] = [None] * len(kernels)
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(min(processes, len(kernels) or 1), mp_context=context) as pool:
+        futures = {pool.submit(_build, *k): i for i, k in enumerate(kernels)}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            results[futures[future]] = future.result()
+            if bar:
+                bar(done, len(kernels))
+    return results
+
+
 def warm(
     problems: Iterable[Problem],
     threads: Optional[int] = None,
@@ -77,28 +102,36 @@ def warm(
     progress: bool = True,
     device: str = "auto",
     dry_run: bool = False,
+    processes: Optional[int] = None,
 ) -> List[dict]:
     """Compiles, in parallel, every kernel the GEMMs of `problems` will launch into the JIT disk
     cache, so that their first calls spend no time in NVRTC. Needs no GPU.
 
     problems: (m, n, k), (m, n, k, batch), or dicts with keys m, n, k and optionally batch,
         out_dtype ("bfloat16"/"float32"), with_c (bool) and config (as gemm_nt takes it).
-    threads: compile threads (default: every CPU).
+    threads: compile threads in this process (default: every CPU).
     cache_dir: the cache folder (sets TILECAST_CACHE_DIR; it must be set before the process's
         first GEMM or warm-up, else tilecast.Error).
     progress: a progress bar on stderr.
     device: "auto" plans for the current GPU, or for the H200 model without one; "h200" always
         for the model (to fill a cache folder on a CPU machine for an H200).
     dry_run: compile nothing; return the kernels' names only.
+    processes: compile in this many worker processes instead of threads (each with its own
+        NVRTC and precompiled headers). A script that uses it needs the usual multiprocessing
+        guard, `if __name__ == "__main__":`.
 
     Returns one dict per distinct kernel: name, from_cache, compile_seconds, registers,
     spill_bytes, stack_bytes, threads, report_found.
     """
     items = [_problem(p) for p in problems]
+    if dry_run:
+        return [{"name": name} for name, *_ in _C.kernel_sources(items, device)]
     if cache_dir is not None:
         _use_cache_dir(cache_dir)
-    bar = _ProgressBar() if progress and not dry_run else None
-    return _C.warm(items, threads or os.cpu_count() or 1, device, bar, dry_run)
+    bar = _ProgressBar() if progress else None
+    if processes is not None and processes > 1:
+        return _warm_in_processes(items, processes, device, bar)
+    return _C.warm(items, threads or os.cpu_count() or 1, device, bar)
 
 
 def plan(

@@ -19,6 +19,7 @@ def main(argv=None) -> int:
     p.add_argument("--with-c", action="store_true", help="with the addend C")
     p.add_argument("--config", default=None, help="config text, e.g. block=128x256x64,cluster=2x1")
     p.add_argument("--threads", type=int, default=None, help="compile threads (default: every CPU)")
+    p.add_argument("--processes", type=int, default=None, help="compile in this many processes instead of threads")
     p.add_argument("--cache-dir", default=None, help="the cache folder (default: TILECAST_CACHE_DIR or ~/.cache)")
     p.add_argument("--device", choices=("auto", "h200"), default="auto", help="plan for the current GPU or the H200 model")
     p.add_argument("--plan", action="store_true", help="print each shape's plan first")
@@ -44,7 +45,8 @@ def main(argv=None) -> int:
                 print(tilecast.plan(q["m"], q["n"], q["k"], q["batch"], q["out_dtype"], q["with_c"], q["config"],
                                     device=args.device))
         kernels = tilecast.warm(problems, threads=args.threads, cache_dir=args.cache_dir,
-                                progress=not args.no_progress, device=args.device, dry_run=args.dry_run)
+                                progress=not args.no_progress, device=args.device, dry_run=args.dry_run,
+                                processes=args.processes)
     except (tilecast.Error, ValueError, TypeError) as e:
         print(f"python -m tilecast.warm: {e}", file=sys.stderr)
         return 1
