@@ -7,7 +7,7 @@
 #
 #   run: scripts/device_python.sh        carry: nothing needed (optionally ".jit-cache")
 # Knobs: TC_PYTEST_ARGS (e.g. "-k graph"), TC_BENCH_ARGS (e.g. "--suite m4096 --iters 20"),
-#        TC_SKIP_BENCH=1, TC_SKIP_JIT_TIMING=1.
+#        TC_SKIP_BENCH=1, TC_SKIP_JIT_TIMING=1, TC_JIT_KERNELS (default 60), PYTHON (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
@@ -47,45 +47,10 @@ if [ "${TC_SKIP_JIT_TIMING:-0}" != 1 ]; then
   note "== JIT timing"
   CUDA_CACHE_DISABLE=1 "$PY" -m tilecast.warm --shape 4096,576,7168 --threads 1 --no-progress \
     --cache-dir "$(mktemp -d)" 2>&1 | tail -2 | tee -a "$log"
-  problems=$("$PY" - <<'PYEOF'
-import tilecast
-nk = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048),
-      (4096, 4096), (4097, 4097), (2003, 3001)]
-chosen, names = [], set()  # problems until 60 distinct kernels (60 for the H200 model)
-for m in (4096, 128, 1024, 256, 8192, 64, 2048, 512, 4097, 1009, 32):
-    for out, with_c in (("bfloat16", False), ("float32", True), ("float32", False), ("bfloat16", True)):
-        for n, k in nk:
-            p = dict(m=m, n=n, k=k, out_dtype=out, with_c=with_c)
-            new = {x["name"] for x in tilecast.warm([p], dry_run=True)} - names
-            if new and len(names) < 60:
-                chosen.append(f"{m},{n},{k}:{out}:{int(with_c)}")
-                names |= new
-print(" ".join(chosen))
-PYEOF
-)
-  # In-process threads with and without PCH, then one worker process per core (each with its own
-  # NVRTC and PCH): whichever scales on 16 cores.
-  for run in "1 threads" "0 threads" "1 processes"; do
+  for run in "1" "0" "1 --processes"; do
     set -- $run
-    TILECAST_JIT_PCH=$1 CUDA_CACHE_DISABLE=1 "$PY" - "$1" "$2" $problems >>"$log" 2>&1 <<'PYEOF'
-import os, sys, tempfile, time
-import tilecast
-if __name__ == "__main__":
-    pch, mode, items = sys.argv[1], sys.argv[2], sys.argv[3:]
-    problems = []
-    for it in items:
-        shape, out, c = it.split(":")
-        m, n, k = map(int, shape.split(","))
-        problems.append(dict(m=m, n=n, k=k, out_dtype=out, with_c=c == "1"))
-    t0 = time.time()
-    parallel = dict(processes=os.cpu_count()) if mode == "processes" else {}
-    kernels = tilecast.warm(problems, cache_dir=tempfile.mkdtemp(), progress=False, **parallel)
-    wall = time.time() - t0
-    each = sorted(k["compile_seconds"] for k in kernels)
-    print(f"warm-up PCH={pch} {mode}: {len(kernels)} kernels, {os.cpu_count()} {mode}: {wall:.1f} s wall; "
-          f"per kernel min {each[0]:.2f} median {each[len(each) // 2]:.2f} max {each[-1]:.2f} s")
-PYEOF
-    tail -1 "$log"
+    TILECAST_JIT_PCH=$1 CUDA_CACHE_DISABLE=1 "$PY" python/bench/bench_jit.py --kernels "${TC_JIT_KERNELS:-60}" \
+      ${2:-} 2>&1 | tail -3 | tee -a "$log"
   done
 fi
 
