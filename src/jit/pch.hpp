@@ -28,7 +28,9 @@ bool pch_enabled();
 const std::filesystem::path& pch_folder();
 
 // Makes a folder "tilecast-pch-<pid>-<random>" under `base` for this process, first removing the
-// ones of processes that no longer run (a killed process leaves its folder and PCH behind).
+// ones of processes that no longer run (a killed process leaves its folder and PCH behind). A
+// process of another pid namespace sharing the temp dir may be taken for gone: losing its folder
+// costs it its PCH (NVRTC then compiles without), never a wrong cubin.
 // Returns the folder, or an empty path on failure. pch_folder() calls it once.
 std::filesystem::path make_pch_folder(const std::filesystem::path& base);
 
