@@ -1,7 +1,18 @@
 # Test registration helpers. Two labels: `cpu` tests run anywhere (CI has no GPU); `gpu` tests
 # exit with kTilecastSkipCode when no GPU is present, which CTest reports as skipped, not passed.
-include(GoogleTest)
 set(TILECAST_SKIP_CODE 77)
+
+# Without GoogleTest (TILECAST_BUILD_TESTS=OFF) the helpers register nothing, so a folder that
+# holds a library and its test (tests/common) still configures. (A project that includes this file
+# without the option, as scripts/multi_gpu_barrier.sh's comm-only one, has tests.)
+if(DEFINED TILECAST_BUILD_TESTS AND NOT TILECAST_BUILD_TESTS)
+  function(tilecast_cpu_test)
+  endfunction()
+  function(tilecast_gpu_test)
+  endfunction()
+  return()
+endif()
+include(GoogleTest)
 
 # tilecast_cpu_test(<name> SOURCES ... [LIBS ...]): one binary, each gtest case a CTest test.
 function(tilecast_cpu_test name)

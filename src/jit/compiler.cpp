@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -143,7 +144,7 @@ fs::path find_cccl_include() {
 
 Compiler::Compiler() : Compiler(embedded_copy(), find_cccl_include()) {}
 
-Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include)
+Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include, bool precompiled_headers)
     : headers_(std::move(headers)), cccl_include_(without_trailing_separator(cccl_include)) {
   if (!is_cccl_dir(cccl_include_)) {
     throw Error("CCCL headers not found in " + cccl_include_.string() +
@@ -166,6 +167,15 @@ Compiler::Compiler(std::vector<SourceHeader> headers, fs::path cccl_include)
   Fnv128 h;
   for (const auto& header : headers_) h.field(header.name, header.content);
   headers_digest_ = h.digest();
+
+  // NVRTC checks a PCH against the options but not against the contents of in-memory headers: a
+  // PCH made with one version of a header would answer a compile with another, silently. So each
+  // header set gets its own folder (tested: JitPch.ChangedHeaderIsNeverAnsweredFromAnOldPch).
+  if (precompiled_headers && !pch_folder().empty()) {
+    std::error_code ec;
+    const fs::path dir = pch_folder() / headers_digest_.hex();
+    if (fs::create_directories(dir, ec) || fs::is_directory(dir, ec)) pch_dir_ = dir;
+  }
 }
 
 std::vector<std::string> Compiler::fixed_options() const {
@@ -183,6 +193,11 @@ std::vector<std::string> Compiler::options(const KernelSpec& spec) const {
   out.insert(out.end(), spec.options.begin(), spec.options.end());
   out.push_back("-I" + cccl_include_.string());
   if (!toolkit_include_.empty()) out.push_back("-I" + toolkit_include_.string());
+  // Not in the key: a path, and the cubin is the same with or without (jit/pch.hpp). No PCH
+  // messages, so that a cached entry's log reads the same either way.
+  if (!pch_dir_.empty()) {
+    out.insert(out.end(), {"-pch", "--pch-dir=" + pch_dir_.string(), "--pch-messages=false", "--pch-verbose=false"});
+  }
   return out;
 }
 
@@ -213,6 +228,17 @@ CompiledKernel Compiler::compile(const KernelSpec& spec) const {
 
   CompiledKernel out;
   out.log = program.log();
+  if (!pch_dir_.empty() && jit_debug_level() >= 1) {
+    // Whether this compile saved a PCH: NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED when it used one
+    // (or chose not to); a full PCH heap is worth knowing (nvrtcSetPCHHeapSize).
+    const nvrtcResult pch = nvrtcGetPCHCreateStatus(program.get());
+    size_t need = 0;
+    if (pch == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) nvrtcGetPCHHeapSizeRequired(program.get(), &need);
+    std::fprintf(stderr, "tilecast jit: pch %s%s for %s\n",
+                 pch == NVRTC_SUCCESS ? "created" : nvrtcGetErrorString(pch),
+                 need ? (", the PCH heap needs " + std::to_string(need >> 20) + " MiB").c_str() : "",
+                 spec.name_expression.c_str());
+  }
   if (result != NVRTC_SUCCESS) {
     throw Error("NVRTC could not compile " + spec.name_expression + " for " + kArch + " (" +
                 nvrtcGetErrorString(result) + "):\n" + out.log +

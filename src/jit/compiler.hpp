@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jit/hash.hpp"
+#include "jit/pch.hpp"
 #include "jit/resource_report.hpp"
 
 namespace tilecast::jit {
@@ -47,25 +48,32 @@ class Compiler {
 
   // The embedded tilecast device headers and find_cccl_include().
   Compiler();
-  // Explicit headers and CCCL folder (tests use this to change a header).
-  Compiler(std::vector<SourceHeader> headers, std::filesystem::path cccl_include);
+  // Explicit headers and CCCL folder (tests use this to change a header). With
+  // precompiled_headers, compiles use NVRTC's automatic PCH in a folder of pch_folder() named by
+  // the headers' digest (jit/pch.hpp says why).
+  Compiler(std::vector<SourceHeader> headers, std::filesystem::path cccl_include,
+           bool precompiled_headers = pch_enabled());
 
   // Compiles spec for sm_90a. Throws tilecast::Error holding the NVRTC log and the first lines of
   // the source when NVRTC fails.
   CompiledKernel compile(const KernelSpec& spec) const;
 
   // The disk cache key: a hash of a format tag, the target arch, the source, the name expression,
-  // every NVRTC option except the include folders, the embedded headers' names and contents, the
-  // CCCL and CUDA header versions and the NVRTC version. Never a path.
+  // every NVRTC option except the include folders and the PCH ones (a PCH changes how fast the
+  // cubin comes, not its bytes), the embedded headers' names and contents, the CCCL and CUDA
+  // header versions and the NVRTC version. Never a path.
   Hash128 cache_key(const KernelSpec& spec) const;
 
-  // The full NVRTC option list for spec, include folders last.
+  // The full NVRTC option list for spec, include folders and PCH options last.
   std::vector<std::string> options(const KernelSpec& spec) const;
 
   const std::filesystem::path& cccl_include() const { return cccl_include_; }
   const std::vector<SourceHeader>& headers() const { return headers_; }
   // "nvrtc 13.0, cccl 3000001, cuda 13000": the toolchain part of every key.
   const std::string& toolchain() const { return toolchain_; }
+  bool precompiled_headers() const { return !pch_dir_.empty(); }
+  // Where this compiler's PCH files go (empty without PCH).
+  const std::filesystem::path& pch_dir() const { return pch_dir_; }
 
  private:
   std::vector<std::string> fixed_options() const;
@@ -75,6 +83,7 @@ class Compiler {
   std::filesystem::path toolkit_include_;  // cuda_bf16.h and friends when next to CCCL; else empty
   std::string toolchain_;
   Hash128 headers_digest_;
+  std::filesystem::path pch_dir_;
 };
 
 }  // namespace tilecast::jit

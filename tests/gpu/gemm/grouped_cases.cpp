@@ -60,8 +60,10 @@ std::vector<GroupedCase> grouped_correctness_cases() {
   out.push_back(with_tiles(masked, {2, 2}, 128, 144));
   kgrouped.out = DType::kFP32;
   kgrouped.accumulate = true;
-  out.push_back(with_tiles(kgrouped, {2, 1}, 128, 256));  // the register edge of the k-tail handover
-  out.push_back(with_tiles(kgrouped, {1, 1}, 64, 256));
+  // The register edge of the k-tail handover: the widest tile an FP32 epilogue with C takes
+  // (kWidestHeavyEpilogueBlockN).
+  out.push_back(with_tiles(kgrouped, {2, 1}, 128, kWidestHeavyEpilogueBlockN));
+  out.push_back(with_tiles(kgrouped, {1, 1}, 64, kWidestHeavyEpilogueBlockN));
   kgrouped.out = DType::kBF16;
   kgrouped.accumulate = false;
   out.push_back(with_tiles(kgrouped, {1, 4}, 128, 176));

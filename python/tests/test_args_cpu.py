@@ -1,0 +1,204 @@
+"""What tilecast checks before it touches CUDA, on host arrays: NumPy's own, and bfloat16 DLPack
+capsules made by hand (dlpack_capsule.py). Needs no GPU and no PyTorch (CI runs it)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tilecast
+
+sys.path.insert(0, os.path.dirname(__file__))
+import dlpack_capsule as dl  # noqa: E402
+
+
+def bf16(*shape, **kw):
+    return dl.tensor(shape, "bfloat16", **kw)
+
+
+def test_import_needs_no_torch():
+    # As if torch were not installed: `import torch` raises ImportError.
+    code = "import sys; sys.modules['torch'] = None; import tilecast; print(tilecast._torch_ops.torch is None)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
+
+
+def test_error_is_a_runtime_error_carrying_the_cpp_message():
+    assert issubclass(tilecast.Error, RuntimeError)
+    with pytest.raises(tilecast.Error, match="block wants BMxBNxBK"):
+        tilecast.parse_config("block=1x2")
+
+
+@pytest.mark.parametrize(
+    "a, b, message",
+    [
+        (np.zeros((64, 128), np.float32), np.zeros((32, 128), np.float32), "a must be bfloat16, got float32"),
+        (bf16(64, 128), np.zeros((32, 128), np.float64), "b must be bfloat16, got float64"),
+        (bf16(64, 128), np.zeros((32, 128), np.int16), "b must be bfloat16, got int16"),
+    ],
+)
+def test_wrong_dtype_is_a_type_error(a, b, message):
+    with pytest.raises(TypeError, match=message):
+        tilecast.gemm_nt(a, b)
+
+
+@pytest.mark.parametrize(
+    "a, b, message",
+    [
+        (np.zeros(5, np.float32), bf16(32, 128), r"a must be 2-D or 3-D \(a batch\), got 1-D with shape \(5,\)"),
+        (np.zeros((1, 2, 3, 4), np.float32), bf16(32, 128), "got 4-D"),
+        (bf16(64, 128), bf16(2, 32, 128), "b is 3-D but a is 2-D"),
+    ],
+)
+def test_wrong_rank_is_a_value_error(a, b, message):
+    with pytest.raises(ValueError, match=message):
+        tilecast.gemm_nt(a, b)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (dict(a=bf16(64, 128), b=bf16(32, 96)), r"a is \[m=64, k=128\] but b is \[n=32, k=96\]: they must agree on k"),
+        (dict(a=bf16(2, 64, 128), b=bf16(3, 32, 128)), "must agree on k and batch"),
+        (dict(a=bf16(64, 128), b=bf16(32, 128), out=bf16(64, 31)), r"out is \[m=64, n=31\], expected \[m=64, n=32\]"),
+        (dict(a=bf16(64, 128), b=bf16(32, 128), c=bf16(63, 32)), r"c is \[m=63, n=32\], expected \[m=64, n=32\]"),
+        (dict(a=bf16(2, 64, 128), b=bf16(2, 32, 128), out=bf16(1, 64, 32)), r"out is \[batch=1, m=64, n=32\]"),
+    ],
+)
+def test_shape_mismatch_is_a_value_error(args, message):
+    with pytest.raises(ValueError, match=message):
+        tilecast.gemm_nt(**args)
+
+
+def test_strides_matrix_view_cannot_express_are_value_errors():
+    with pytest.raises(ValueError, match="contiguous in its last dimension"):
+        tilecast.gemm_nt(bf16(64, 128, strides=(1, 64)), bf16(32, 128))  # a transposed view
+    with pytest.raises(ValueError, match="row stride 0"):
+        tilecast.gemm_nt(bf16(64, 128, strides=(0, 1)), bf16(32, 128))  # broadcast rows
+    with pytest.raises(ValueError, match="batch stride 0"):
+        tilecast.gemm_nt(bf16(2, 64, 128, strides=(0, 128, 1)), bf16(2, 32, 128))
+
+
+def test_padded_rows_and_batches_pass_the_checks():
+    # Row stride 136 and batch stride 9000 elements are fine for the checks; the call then fails
+    # only at the device check (host memory).
+    a = bf16(2, 64, 128, strides=(9000, 136, 1))
+    with pytest.raises(ValueError, match="not on a CUDA device"):
+        tilecast.gemm_nt(a, bf16(2, 32, 128))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (dict(out=np.zeros((64, 32), np.int32)), "out must be bfloat16 or float32, got int32"),
+        (dict(out=bf16(64, 32), out_dtype="float32"), "out is bfloat16 but out_dtype is float32"),
+        (dict(c=dl.tensor((64, 32), "float32"), out_dtype="bfloat16"), "c is float32 but the output is bfloat16"),
+        (dict(out_dtype="int8"), "out_dtype must be bfloat16 or float32"),
+    ],
+)
+def test_output_dtype_rules_are_type_errors(args, message):
+    with pytest.raises(TypeError, match=message):
+        tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), **args)
+
+
+@pytest.mark.parametrize("device_type, where", [(dl.CPU, "cpu"), (dl.CUDA_HOST, "pinned host")])
+def test_host_tensors_are_refused_before_cuda_is_touched(device_type, where):
+    a = bf16(64, 128, device_type=device_type)
+    with pytest.raises(ValueError, match=f"a is not on a CUDA device \\(it is in {where}"):
+        tilecast.gemm_nt(a, bf16(32, 128, device_type=device_type))
+    with pytest.raises(ValueError, match="tilecast.prepare: a is not on a CUDA device"):
+        tilecast.prepare(bf16(64, 128, device_type=device_type), bf16(32, 128, device_type=device_type))
+
+
+def test_numpy_arrays_are_not_cuda_tensors():
+    a = np.zeros((64, 128), np.float32)
+    with pytest.raises(TypeError, match="bfloat16"):  # NumPy has no bfloat16: the dtype check fires first
+        tilecast.gemm_nt(a, a)
+
+
+def test_config_forms():
+    text = "block=128x256x64,stages=4,cluster=2x1,multicast_a=0"
+    c = tilecast.parse_config(text)
+    assert (c.block_m, c.block_n, c.block_k, c.stages, c.cluster_m, c.cluster_n, c.multicast_a) == (
+        128, 256, 64, 4, 2, 1, 0)
+    assert tilecast.GemmConfig(text) == c
+    assert tilecast.parse_config(tilecast.format_config(c)) == c
+    assert tilecast.GemmConfig(block_m=128, block_n=256, block_k=64, stages=4, cluster_m=2, cluster_n=1,
+                               multicast_a=0) == c
+    assert eval("tilecast." + repr(c).partition(".")[2]) == c
+    assert str(tilecast.GemmConfig()) == ""
+    with pytest.raises(TypeError):
+        tilecast.GemmConfig(block=128)  # not a field
+    with pytest.raises(tilecast.Error, match="frobnicate"):
+        tilecast.parse_config("frobnicate=1")
+    with pytest.raises(TypeError, match="config must be a str, a dict or a tilecast.GemmConfig"):
+        tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), config=42)
+    # A config in any form reaches the device check (it is parsed first).
+    for config in (text, dict(block_m=128, cluster_m=2), c):
+        with pytest.raises(ValueError, match="not on a CUDA device"):
+            tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), config=config)
+
+
+def test_plan_prints_the_chosen_config():
+    text = tilecast.plan(4096, 576, 7168, device="h200", top=3)
+    assert text.startswith("problem 4096x576x7168 batch 1, out bf16")
+    assert "chosen: " in text and "(model)" in text
+    assert "+C" in tilecast.plan(256, 256, 256, with_c=True, out_dtype="float32", device="h200")
+    assert "cluster 1x1" in tilecast.plan(4096, 4096, 4096, config="cluster=1x1", device="h200")
+    with pytest.raises(ValueError, match="1 <= m, n, k, batch"):
+        tilecast.plan(0, 1, 1, device="h200")
+    with pytest.raises(tilecast.Error, match="device must be"):
+        tilecast.plan(1, 1, 1, device="h100")
+
+
+def _warm_cli(*args, cache):
+    cmd = [sys.executable, "-m", "tilecast.warm", "--device", "h200", "--threads", "1", "--cache-dir", cache, *args]
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1")
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_warm_compiles_into_the_cache_folder_then_hits(tmp_path):
+    # NVRTC from the installed module: the device headers are embedded, CCCL comes from the toolkit.
+    first = _warm_cli("--shape", "256,256,256", "--no-progress", cache=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "1 kernels: 1 compiled" in first.stdout
+    assert list((tmp_path / "v1").glob("*.tcjit"))
+    second = _warm_cli("--shape", "256,256,256", "--plan", cache=str(tmp_path))
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.startswith("problem 256x256x256")
+    assert "cached" in second.stdout and "1 kernels: 0 compiled" in second.stdout
+    assert "[" in second.stderr and "1/1 kernels" in second.stderr  # the progress bar
+
+
+def test_warm_in_processes_fills_the_same_cache(tmp_path):
+    shapes = ("--shape", "256,256,256", "--shape", "4096,576,7168", "--no-progress")
+    listed = _warm_cli(*shapes, "--dry-run", cache=str(tmp_path))
+    assert listed.returncode == 0 and len(listed.stdout.split("\n")) == 3, listed.stdout  # two names
+    first = _warm_cli(*shapes, "--processes", "2", cache=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "2 kernels: 2 compiled" in first.stdout
+    again = _warm_cli(*shapes, cache=str(tmp_path))  # threads now: every kernel is a disk hit
+    assert "2 kernels: 0 compiled" in again.stdout, again.stdout
+
+
+def test_warm_cli_refuses_bad_shapes(tmp_path):
+    bad = _warm_cli("--shape", "1,2", cache=str(tmp_path))
+    assert bad.returncode == 2 and "expected M,N,K[,BATCH]" in bad.stderr
+
+
+def test_warm_problem_forms_are_checked():
+    with pytest.raises(ValueError, match="unknown problem keys"):
+        tilecast.warm([dict(m=1, n=1, k=1, bogus=2)], device="h200")
+    with pytest.raises(ValueError, match=r"a problem is \(m, n, k\)"):
+        tilecast.warm([(1, 2)], device="h200")
+
+
+def test_cache_folder_cannot_change_once_the_jit_is_up(tmp_path):
+    current = tilecast.cache_dir()  # starts this process's JIT
+    other = tmp_path / "elsewhere"
+    if current and os.path.abspath(current) == str(other):
+        pytest.skip("the JIT already uses this folder")
+    with pytest.raises(tilecast.Error, match="already uses the cache folder"):
+        tilecast.warm([(128, 128, 128)], cache_dir=str(other), device="h200")

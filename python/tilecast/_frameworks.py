@@ -1,0 +1,123 @@
+"""What tilecast needs from the caller's array framework: its current stream and an allocator.
+
+A call runs on the stream the caller's framework would use next (torch: the current stream of
+the tensor's device; CuPy: its current stream), so it orders with the caller's own work without
+a synchronization. Frameworks that expose no stream (JAX, others) get the legacy default stream
+and a synchronous call: see `Plumbing.synchronous`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+_DTYPE_NAMES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32", "fp32": "float32"}
+
+
+def dtype_name(dtype: Any) -> Optional[str]:
+    """'bfloat16' or 'float32' for a dtype given as a string, torch.dtype, NumPy/CuPy/JAX dtype."""
+    if dtype is None:
+        return None
+    text = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None) or str(dtype)
+    name = _DTYPE_NAMES.get(text.rsplit(".", 1)[-1].lower())
+    if name is None:
+        raise TypeError(f"tilecast: out_dtype must be bfloat16 or float32, got {dtype!r}")
+    return name
+
+
+def framework(x: Any) -> str:
+    """The top-level package of an array's type: 'torch', 'cupy', 'jax', 'jaxlib', 'numpy', ..."""
+    return type(x).__module__.partition(".")[0]
+
+
+def stream_handle(stream: Any) -> int:
+    """A cudaStream_t as an int, from an int, a torch.cuda.Stream or a CuPy stream."""
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return handle
+    raise TypeError(f"tilecast: stream must be an int handle, a torch.cuda.Stream or a CuPy stream, got {stream!r}")
+
+
+class Plumbing:
+    """The stream, allocator and synchronization one call uses, chosen from its first operand."""
+
+    __slots__ = ("stream", "alloc", "synchronous")
+
+    def __init__(self, a: Any, stream: Any):
+        fw = framework(a)
+        self.synchronous = False
+        if fw == "torch":
+            self.alloc = _torch_alloc(a)
+            default = _torch_stream(a)
+        elif fw == "cupy":
+            self.alloc = _cupy_alloc(a)
+            default = _cupy_stream
+        elif fw in ("jax", "jaxlib"):
+            # JAX cannot be told about our stream: the call waits for its inputs, runs on the legacy
+            # default stream and returns once the GEMM is done.
+            self.alloc = _jax_alloc(a)
+            default = lambda: 0  # noqa: E731
+            self.synchronous = stream is None
+        else:
+            self.alloc = _no_alloc(a)
+            default = lambda: 0  # noqa: E731
+        self.stream = stream_handle(stream) if stream is not None else default()
+
+
+def _torch_stream(a: Any) -> Callable[[], int]:
+    def current() -> int:
+        import torch
+
+        return torch.cuda.current_stream(a.device).cuda_stream if a.is_cuda else 0
+
+    return current
+
+
+def _torch_alloc(a: Any) -> Callable[[tuple, str], Any]:
+    def alloc(shape: tuple, dtype: str) -> Any:
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=a.device)
+
+    return alloc
+
+
+def _cupy_stream() -> int:
+    import cupy
+
+    return cupy.cuda.get_current_stream().ptr
+
+
+def _cupy_alloc(a: Any) -> Callable[[tuple, str], Any]:
+    def alloc(shape: tuple, dtype: str) -> Any:
+        import cupy
+
+        try:
+            dt = cupy.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"tilecast: CuPy has no {dtype} dtype here; pass out= (e.g. a torch tensor)") from None
+        with cupy.cuda.Device(a.device.id):
+            return cupy.empty(shape, dtype=dt)
+
+    return alloc
+
+
+def _jax_alloc(a: Any) -> Callable[[tuple, str], Any]:
+    def alloc(shape: tuple, dtype: str) -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        # A fresh buffer nobody else holds, written once through DLPack before it is returned.
+        out = jnp.empty(shape, dtype=getattr(jnp, dtype), device=next(iter(a.devices())))
+        return jax.block_until_ready(out)
+
+    return alloc
+
+
+def _no_alloc(a: Any) -> Callable[[tuple, str], Any]:
+    def alloc(shape: tuple, dtype: str) -> Any:
+        raise TypeError(f"tilecast: cannot allocate the output for a {type(a).__name__}: pass out=")
+
+    return alloc

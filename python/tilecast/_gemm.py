@@ -1,0 +1,96 @@
+"""tilecast.gemm_nt and tilecast.prepare: the framework side (stream, allocation, torch.compile);
+every check of the operands is the C++ module's (python/src/gemm_bindings.cpp)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from . import _tilecast as _C
+from . import _torch_ops
+from ._frameworks import Plumbing, dtype_name, framework
+
+ConfigLike = Union[None, str, dict, _C.GemmConfig]
+
+_DEFAULT_CONFIG = _C.GemmConfig()
+
+
+def as_config(config: ConfigLike) -> _C.GemmConfig:
+    """A GemmConfig from None (the planner's choice), a config string, a dict of GemmConfig's
+    keyword arguments, or a GemmConfig."""
+    if config is None:
+        return _DEFAULT_CONFIG
+    if isinstance(config, _C.GemmConfig):
+        return config
+    if isinstance(config, str):
+        return _C.parse_config(config)
+    if isinstance(config, dict):
+        return _C.GemmConfig(**config)
+    raise TypeError(f"tilecast: config must be a str, a dict or a tilecast.GemmConfig, got {type(config).__name__}")
+
+
+def _untracked(x: Any) -> Any:
+    """The tensor itself, detached where autograd would otherwise refuse to export it: tilecast has
+    no backward, so a tensor that needs a gradient is an error while grad mode is on."""
+    if x is None or framework(x) != "torch" or not x.requires_grad:
+        return x
+    import torch
+
+    if torch.is_grad_enabled():
+        raise RuntimeError(
+            "tilecast.gemm_nt has no backward: call it under torch.no_grad() or pass tensors that do not require grad"
+        )
+    return x.detach()
+
+
+def gemm_nt(
+    a: Any,
+    b: Any,
+    out: Any = None,
+    c: Any = None,
+    out_dtype: Any = None,
+    config: ConfigLike = None,
+    stream: Any = None,
+) -> Any:
+    """D = A @ B^T (+ C), DeepGEMM's NT layout, on the caller's current stream.
+
+    a:   [m, k] or [batch, m, k], bfloat16, last dimension contiguous (any row/batch stride).
+    b:   [n, k] or [batch, n, k], bfloat16 (B is given as [n, k]: D = A @ B.T).
+    out: [m, n] or [batch, m, n], bfloat16 or float32; allocated through a's framework when None
+         (torch.empty on a's device for torch tensors). Returned.
+    c:   optional addend of out's shape and dtype; c may be out itself (D += A @ B^T).
+    out_dtype: bfloat16 (default) or float32 when out is None (a string, torch.dtype, ...).
+    config: None (the planner's choice), a config string ("block=128x256x64,cluster=2x1"), a dict
+         of GemmConfig keyword arguments, or a tilecast.GemmConfig.
+    stream: a cudaStream_t (int), torch.cuda.Stream or CuPy stream; default: torch's current
+         stream of a's device, CuPy's current stream, else the legacy default stream (JAX: the
+         call then waits for the GEMM to finish).
+
+    Raises TypeError (a dtype), ValueError (a rank, shape, stride or a tensor not on a CUDA
+    device) before anything touches CUDA, and tilecast.Error for what the C++ API refuses
+    (16-byte alignment of rows, overlap) and for JIT or CUDA failures. The first call of a shape
+    compiles its kernels (seconds; see tilecast.warm).
+    """
+    if _torch_ops.tracing(a):
+        return _torch_ops.gemm_nt(a, b, out, c, out_dtype, config, stream)
+    a, b, c = _untracked(a), _untracked(b), _untracked(c)
+    plumbing = Plumbing(a, stream)
+    if plumbing.synchronous:
+        import jax
+
+        jax.block_until_ready([x for x in (a, b, c, out) if x is not None])
+    result = _C.gemm_nt(a, b, out, c, dtype_name(out_dtype), as_config(config), plumbing.stream, plumbing.alloc)
+    if plumbing.synchronous:
+        _C.stream_synchronize(plumbing.stream)
+    return result
+
+
+def prepare(a: Any, b: Any, out: Any = None, c: Any = None, out_dtype: Any = None, config: ConfigLike = None) -> None:
+    """Plans, compiles (or loads from the disk cache) and loads every kernel gemm_nt with these
+    arguments needs, launching nothing. After it, the same call (same shapes, dtypes and config)
+    may be captured into a CUDA graph (torch.cuda.graph, torch.compile(mode="reduce-overhead")):
+    a capture must not compile, and an unprepared call under capture raises tilecast.Error.
+    Inputs and out may be the tensors the graph will use, or any others of the same shapes.
+    """
+    a, b, c = _untracked(a), _untracked(b), _untracked(c)
+    plumbing = Plumbing(a, None)
+    _C.prepare(a, b, out, c, dtype_name(out_dtype), as_config(config), plumbing.alloc)
