@@ -56,10 +56,11 @@ void gemm_mgrouped_masked(const MatrixView& a, const MatrixView& b, const Matrix
 
 // k-grouped contiguous (MoE weight gradients): groups side by side along K.
 //   A [m, k], B [n, k] (batch 1 each, k = the sum of the groups' K), D [num_groups, m, n]
-//   (D.batch = num_groups). k_sizes: num_groups int32 in device memory, each >= 0 (0 allowed:
-//   D[g] = 0, or D[g] unchanged when accumulating), their sum at most k; group g takes the k_sizes[g]
-//   columns after the groups before it. Any K: a group's last partial k-step is computed exactly
-//   (docs/gemm.md). D[g] = A_g * B_g^T, or with `accumulate` D[g] += A_g * B_g^T.
+//   (D.batch = num_groups). k_sizes: num_groups int32 in device memory, each >= 0 and a multiple
+//   of 8 (a group starts on a 16-byte column, as TMA loads need; 0 allowed: D[g] = 0, or D[g]
+//   unchanged when accumulating), their sum at most k; group g takes the k_sizes[g] columns after
+//   the groups before it. No multiple of 64 needed: a group's last partial k-step is computed
+//   exactly (docs/gemm.md). D[g] = A_g * B_g^T, or with `accumulate` D[g] += A_g * B_g^T.
 void gemm_kgrouped(const MatrixView& a, const MatrixView& b, const MatrixView& d, const int32_t* k_sizes,
                    bool accumulate, cudaStream_t stream, const GemmConfig& config = {});
 

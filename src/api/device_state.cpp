@@ -159,8 +159,13 @@ std::optional<std::string> take_layout_fault_report() {
              std::to_string(kMGroupedRowAlignment) + " rows and be padded with -1 up to the next";
       break;
     case LayoutFault::kGroupK:
-      text = "k-grouped: k_sizes[" + i + "] = " + v + (r->value < 0 ? std::string(" is negative")
-                                                                     : " after " + o + " columns of the groups before it passes K = " + bound);
+      if (r->value < 0)
+        text = "k-grouped: k_sizes[" + i + "] = " + v + " is negative";
+      else if (r->value % static_cast<int32_t>(kKGroupAlignment) != 0)
+        text = "k-grouped: k_sizes[" + i + "] = " + v + " is not a multiple of " + std::to_string(kKGroupAlignment) +
+               " (each group starts on a 16-byte column of A and B, as TMA loads need; pad the group)";
+      else
+        text = "k-grouped: k_sizes[" + i + "] = " + v + " after " + o + " columns of the groups before it passes K = " + bound;
       break;
     default:
       text = "unknown layout fault " + std::to_string(r->fault);

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tilecast/device/scheduler/problem.cuh"
+
 namespace tilecast::bench {
 namespace {
 
@@ -100,8 +102,10 @@ BenchProblem masked(const std::string& suite, int64_t groups, int64_t max_m, int
   return p;
 }
 
-// Weight gradients: results of m x n, groups' K summing to `total_k`, accumulated in FP32.
+// Weight gradients: results of m x n, groups' K summing to `total_k`, accumulated in FP32. Each
+// group's K is padded up to a multiple of kKGroupAlignment (zero token rows), as the kernel needs.
 BenchProblem kgrouped(const std::string& suite, std::vector<int64_t> ks, int64_t m, int64_t n) {
+  for (int64_t& kg : ks) kg = (kg + kKGroupAlignment - 1) / kKGroupAlignment * kKGroupAlignment;
   BenchProblem p = dense(suite, m, n, 0);
   p.kind = Kind::kKGrouped;
   p.groups = static_cast<int64_t>(ks.size());

@@ -107,11 +107,14 @@ std::unique_ptr<OwnedProblem> ProblemGenerator::make_grouped(GemmType type, cons
       break;
     }
     default: {  // k-grouped: M blocks 1..7 (no multiple of 2 or 4 half the time), any K per group
+      // that the kernel takes (multiples of kKGroupAlignment)
       p.type = GemmType::kKGroupedContiguous;
       p.m = uniform(1, 7) * c.block_m - (coin() ? uniform(0, c.block_m - 1) : 0);
       p.k = 0;
       for (uint32_t g = 0; g < p.num_groups; ++g) {
-        const uint32_t kg = coin(0.2) ? 0 : coin(0.5) ? uniform(1, 5) * c.block_k : uniform(1, 5 * c.block_k);
+        const uint32_t kg = coin(0.2)   ? 0
+                            : coin(0.5) ? uniform(1, 5) * c.block_k
+                                        : uniform(1, 5 * c.block_k / kKGroupAlignment) * kKGroupAlignment;
         op->data.push_back(static_cast<int32_t>(kg));
         p.k += kg;
       }
@@ -180,7 +183,8 @@ std::unique_ptr<OwnedProblem> ProblemGenerator::make(GemmType type, uint32_t blo
       p.m = size_near_blocks(block_m, 5);
       p.k = 0;
       for (uint32_t g = 0; g < p.num_groups; ++g) {
-        const uint32_t kg = coin(0.15) ? 0 : size_near_blocks(block_k, 4);
+        // A multiple of kKGroupAlignment, as the kernel requires (group_data_check.cuh).
+        const uint32_t kg = coin(0.15) ? 0 : (size_near_blocks(block_k, 4) + kKGroupAlignment - 1) / kKGroupAlignment * kKGroupAlignment;
         op->data.push_back(static_cast<int32_t>(kg));
         p.k += kg;
       }

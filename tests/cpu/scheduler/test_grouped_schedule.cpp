@@ -211,8 +211,9 @@ TEST(GroupedSchedule, ImpossibleGroupDataFailsTheCheckAndIsClampedInBounds) {
       {GemmType::kMGroupedContiguous, ContiguousLayout::kOffsets, 500, 64, {0, 100, 90, 400}, 3},   // decreasing
       {GemmType::kMGroupedContiguous, ContiguousLayout::kOffsets, 500, 64, {0, 100, 200, 501}, 4},  // past the rows
       {GemmType::kMGroupedContiguous, ContiguousLayout::kOffsets, 500, 64, {5, 100, 200, 300}, 1},  // not 0 first
-      {GemmType::kKGroupedContiguous, {}, 256, 300, {100, 150, 51}, 3},      // 301 columns of 300
-      {GemmType::kKGroupedContiguous, {}, 256, 300, {100, -4, 50}, 2},       // negative
+      {GemmType::kKGroupedContiguous, {}, 256, 300, {96, 152, 56}, 3},       // 304 columns of 300
+      {GemmType::kKGroupedContiguous, {}, 256, 300, {96, -8, 48}, 2},        // negative
+      {GemmType::kKGroupedContiguous, {}, 256, 300, {96, 130, 48}, 2},       // no multiple of 8
   };
   for (const Case& x : cases) {
     const uint32_t groups = static_cast<uint32_t>(x.data.size()) - (x.layout == ContiguousLayout::kOffsets ? 1 : 0);

@@ -22,14 +22,14 @@ GroupedCase with_tiles(GroupedCase c, const ClusterShape& cs, uint32_t bm = 128,
 //     and 2x2 along M, padding rows in most blocks), an empty expert, a trailing padding run;
 //   masked: counts 0, 1, max_m = 300, 64, 129, 17; n = 380 leaves a ragged last column slab;
 //     K = 200 is no multiple of 64;
-//   k-grouped: K sizes 0, 100, 64, 37, 0, 256, 1 (zero groups, none but two a multiple of 64, a
-//     last k-step of 1 column), 300 x 200 results.
+//   k-grouped: K sizes 0, 104, 64, 40, 0, 256, 8 (zero groups, none but two a multiple of 64, a
+//     last k-step of 8 columns: sizes are multiples of kKGroupAlignment), 300 x 200 results.
 std::vector<GroupedCase> strained_forms() {
   return {
       {"edges", GroupedForm::kOffsets, {0, 37, 300, 1, 128, 0, 513, 64}, 384, 320, 1060},
       {"edges", GroupedForm::kRowIndex, {100, 0, 256, 7, 200, 129}, 320, 256, 1152},
       {"edges", GroupedForm::kMasked, {0, 1, 300, 64, 129, 17}, 380, 200, 300, 80},
-      {"edges", GroupedForm::kKGrouped, {0, 100, 64, 37, 0, 256, 1}, 200, 0, 300},
+      {"edges", GroupedForm::kKGrouped, {0, 104, 64, 40, 0, 256, 8}, 200, 0, 300},
   };
 }
 
@@ -97,7 +97,7 @@ std::vector<GroupedCase> grouped_heuristic_cases() {
   out.push_back({"deepgemm_like", GroupedForm::kRowIndex, {512, 300, 512, 77, 512, 512, 1, 512}, 4096, 7168});
   out.push_back({"deepgemm_like", GroupedForm::kMasked, {192, 150, 250, 0, 192, 133, 230, 201}, 4096, 7168, 1024, 192});
   out.push_back({"decode", GroupedForm::kMasked, {20, 3, 31, 0, 17, 24}, 4096, 7168, 256, 20});
-  GroupedCase wgrad{"wgrad", GroupedForm::kKGrouped, {1000, 3, 0, 2048, 517}, 2048, 0, 1024};
+  GroupedCase wgrad{"wgrad", GroupedForm::kKGrouped, {1000, 24, 0, 2048, 520}, 2048, 0, 1024};
   wgrad.out = DType::kFP32;
   wgrad.accumulate = true;
   out.push_back(wgrad);
@@ -110,7 +110,7 @@ std::vector<GroupedCase> grouped_small_cases() {
       {"small", GroupedForm::kOffsets, {0, 130, 7, 200}, 200, 160},
       {"small", GroupedForm::kRowIndex, {130, 7, 0, 200}, 200, 160},
       {"small", GroupedForm::kMasked, {0, 130, 7, 200}, 200, 160, 200, 80},
-      {"small", GroupedForm::kKGrouped, {0, 130, 7, 64}, 200, 0, 200},
+      {"small", GroupedForm::kKGrouped, {0, 136, 8, 64}, 200, 0, 200},
   };
   for (const ClusterShape& cs : kClusterShapes)
     for (GroupedCase c : forms) {

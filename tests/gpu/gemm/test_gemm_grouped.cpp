@@ -176,8 +176,15 @@ TEST_F(GroupedLayoutFaultDeathTest, DecreasingExpertOffsets) {
 
 TEST_F(GroupedLayoutFaultDeathTest, KSizesPastTheTotalK) {
   const GroupedCase c{"fault", GroupedForm::kKGrouped, {64, 64}, 128, 128, 64};
-  EXPECT_EXIT(run_expecting_a_trap(c, {64, 65}), ::testing::ExitedWithCode(3),
-              "k_sizes\\[1\\] = 65 after 64 columns of the groups before it passes K = 128");
+  EXPECT_EXIT(run_expecting_a_trap(c, {64, 72}), ::testing::ExitedWithCode(3),
+              "k_sizes\\[1\\] = 72 after 64 columns of the groups before it passes K = 128");
+}
+
+TEST_F(GroupedLayoutFaultDeathTest, KSizeNoMultipleOfEight) {
+  // Group 1 would start at column 60 of A and B: no TMA load may start there.
+  const GroupedCase c{"fault", GroupedForm::kKGrouped, {64, 64}, 128, 128, 64};
+  EXPECT_EXIT(run_expecting_a_trap(c, {60, 64}), ::testing::ExitedWithCode(3),
+              "k_sizes\\[0\\] = 60 is not a multiple of 8");
 }
 
 TEST_F(GroupedLayoutFaultDeathTest, RowIndexBlockHoldingTwoExperts) {

@@ -31,14 +31,15 @@ TC_HOST_DEVICE constexpr uint32_t entries_to_check(const GemmProblem& p) {
 //   row index: -1 (padding) or an expert 0..num_groups-1, and every run of kMGroupedRowAlignment
 //              rows (starting on a multiple of it) is one expert's rows, then padding: a row that
 //              is not a run's first holds the row before's expert, or -1;
-//   k-grouped: k_sizes[g] >= 0 (and, all together, total_k_fits).
+//   k-grouped: k_sizes[g] >= 0 and a multiple of kKGroupAlignment (and, all together,
+//              total_k_fits).
 TC_HOST_DEVICE constexpr bool entry_is_bad(const GemmProblem& p, uint32_t i) {
   const int32_t v = p.group_data[i];
   switch (p.type) {
     case GemmType::kMGroupedMasked:
       return v < 0 || static_cast<uint32_t>(v) > p.m;
     case GemmType::kKGroupedContiguous:
-      return v < 0;
+      return v < 0 || v % static_cast<int32_t>(kKGroupAlignment) != 0;
     case GemmType::kMGroupedContiguous:
       if (p.contiguous_layout == ContiguousLayout::kOffsets)
         return i == 0 ? v != 0 : v < p.group_data[i - 1] || v < 0 || static_cast<uint32_t>(v) > p.m;

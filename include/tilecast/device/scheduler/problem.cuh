@@ -28,6 +28,10 @@ enum class ContiguousLayout : uint32_t {
 
 // Expert runs in the kRowIndex layout start on multiples of this many rows.
 inline constexpr uint32_t kMGroupedRowAlignment = 128;
+// K of every k-group is a multiple of this: a group starts at column k_base of A and B, and a TMA
+// load's innermost coordinate must fall on 16 bytes (8 BF16), else the load is an illegal
+// instruction (measured on the H200: a group of 130 columns brought the next one's load down).
+inline constexpr uint32_t kKGroupAlignment = 8;
 
 struct GemmProblem {
   GemmType type = GemmType::kNormal;

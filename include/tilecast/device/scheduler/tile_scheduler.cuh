@@ -189,8 +189,10 @@ class TileScheduler {
         break;
       }
       case GemmType::kKGroupedContiguous: {
-        // Clamped to the columns left: k_base never passes p_.k, so this cannot wrap.
-        gr.k = clamp_size(p_.group_data[g], p_.k - k_base);
+        // Clamped to the columns left: k_base never passes p_.k, so this cannot wrap. Rounded down
+        // to kKGroupAlignment, so that every group starts where a TMA load may (the kernel traps
+        // on such sizes, and no misaligned load may get there first).
+        gr.k = clamp_size(p_.group_data[g], p_.k - k_base) / kKGroupAlignment * kKGroupAlignment;
         gr.k_base = k_base;
         break;
       }

@@ -53,9 +53,8 @@ struct GemmGeometry {
   uint32_t atoms_m = 0;       // m64 wgmma atoms per consumer warpgroup
   uint32_t accumulators = 0;  // FP32 registers per consumer thread
   uint32_t block_k = 0;
-  // Registers after setmaxnreg: the producer keeps few, the consumers take the rest
-  // (128 * 56 + 256 * 224 <= 65536 for two consumer warpgroups; the producer's scheduler state
-  // spills below 56). At launch every thread holds launch_registers.
+  // Registers after setmaxnreg: the consumers what their accumulators need, the producer
+  // warpgroup the rest of the CTA's launch_registers x threads (gemm_geometry says how much).
   uint32_t producer_registers = 0, consumer_registers = 0, launch_registers = 0;
 
   uint32_t tile_a_bytes = 0, tile_b_bytes = 0;

@@ -26,7 +26,8 @@ enum class LayoutFault : uint32_t {
   kExpertIndex = 3,   // row index holds value, neither -1 nor an expert below bound = experts
   kExpertRun = 4,     // row index holds expert value after row index - 1's other, inside a
                       // 128-row run
-  kGroupK = 5,        // k_sizes[index] = value: negative, or the sizes before it (other) plus it pass bound = K
+  kGroupK = 5,        // k_sizes[index] = value: negative, no multiple of kKGroupAlignment, or the
+                      // sizes before it (other) plus it pass bound = K
 };
 
 inline constexpr uint32_t kLayoutFaultMagic = 0x7C0FA017u;
