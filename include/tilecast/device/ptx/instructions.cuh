@@ -95,11 +95,4 @@ TC_DEVICE TC_FORCEINLINE void st_shared_v4_b32(uint32_t addr, uint32_t x, uint32
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
 }
 
-// barrier.arrive id, count; sm_70. Marks the arrival of the executing threads at a named barrier
-// without waiting (release at CTA scope: their earlier memory accesses are performed for the
-// threads that wait on it with barrier.sync). Not .aligned, as barrier_sync.
-TC_DEVICE TC_FORCEINLINE void barrier_arrive(uint32_t id, uint32_t threads) {
-  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 }  // namespace tilecast::ptx

@@ -17,17 +17,21 @@
 // bytes at 128x256 with FP32 output and C, however it was written. So they only hand the stage
 // over:
 //   consumers: wait the stage's full barrier (as always); consumer thread 0 writes the stage and
-//              the valid columns into the k_tail word; all arrive on kTailReady, then wait on
-//              kTailCleared; then the wgmma.
-//   clearers:  wait on kTailReady, read the word, clear, fence the generic writes for the async
-//              proxy (wgmma), arrive on kTailCleared. A word of kTailDone ends their loop: the
+//              the valid columns into the k_tail word; all meet the clearers on kTailReady, then
+//              on kTailCleared; then the wgmma.
+//   clearers:  meet on kTailReady, read the word, clear, fence the generic writes for the async
+//              proxy (wgmma), meet on kTailCleared. A word of kTailDone ends their loop: the
 //              consumers write it once their walk is over.
+// Every side waits (barrier.sync) on both barriers, though an arrive would do for the side that
+// is not waiting for the other: compute-sanitizer's racecheck does not take barrier.arrive as
+// ordering the arriving thread's accesses, and reported the word's write and reads as hazards on
+// the H200. The other side is always already there (the clearers wait for work, the consumers
+// go straight from one barrier to the next), so the waits cost nothing.
 // The handshake also paces the clearers: they never run ahead of the consumers (they wait on no
 // mbarrier, so no parity can alias). Its cost falls on one k-step per group and tile: two named
 // barriers for the consumers, and (block_m + block_n) x 8 stores of 16 bytes over 64 threads.
 #pragma once
 
-#include <cuda/atomic>
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
@@ -71,13 +75,6 @@ TC_HOST_DEVICE void k_tail_stores(uint32_t valid, uint32_t clearer, Clear&& clea
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-// The k_tail word. The named barriers order its accesses (barrier.arrive releases, barrier.sync
-// acquires), but compute-sanitizer's racecheck reported the plain accesses as hazards on the
-// H200; relaxed atomics say what the word is and keep the tool's report clean.
-TC_DEVICE TC_FORCEINLINE cuda::atomic_ref<uint32_t, cuda::thread_scope_block> tail_word(uint32_t* word) {
-  return cuda::atomic_ref<uint32_t, cuda::thread_scope_block>(*word);
-}
-
 // Clears columns [valid, 64) of stage `stage`'s A and B tiles (one clearer's share).
 template <typename Cfg>
 TC_DEVICE void clear_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint32_t valid, uint32_t clearer) {
@@ -101,12 +98,12 @@ TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
   const uint32_t clearer = threadIdx.x - kTailClearerFirstThread;
   for (;;) {
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
-    const uint32_t word = tail_word(smem.k_tail).load(cuda::memory_order_relaxed);
+    const uint32_t word = *static_cast<volatile uint32_t*>(smem.k_tail);
     if (word == kTailDone) return;
     clear_k_tail<Cfg>(smem, word & 0xFFu, word >> 8, clearer);
     // Generic-proxy writes, read next by wgmma (async proxy).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-    ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
+    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
   }
 }
 
@@ -116,16 +113,16 @@ TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void hand_over_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint32_t valid) {
   constexpr uint32_t kThreads = tail_handshake_threads<Cfg>();
-  if (threadIdx.x == 128) tail_word(smem.k_tail).store(stage | (valid << 8), cuda::memory_order_relaxed);
-  ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
+  if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = stage | (valid << 8);
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
   ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
 }
 
 // The consumers, every thread, once their walk is over: ends the clearers' loop.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void release_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
-  if (threadIdx.x == 128) tail_word(smem.k_tail).store(kTailDone, cuda::memory_order_relaxed);
-  ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kTailReady), tail_handshake_threads<Cfg>());
+  if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = kTailDone;
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), tail_handshake_threads<Cfg>());
 }
 
 #endif
