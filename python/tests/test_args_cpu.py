@@ -112,6 +112,55 @@ def test_host_tensors_are_refused_before_cuda_is_touched(device_type, where):
         tilecast.prepare(bf16(64, 128, device_type=device_type), bf16(32, 128, device_type=device_type))
 
 
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        (dict(bias=np.zeros(32, np.int32)), TypeError, "bias must be bfloat16 or float32, got int32"),
+        (dict(bias=np.zeros(32, np.float64)), TypeError, "bias must be bfloat16 or float32, got float64"),
+        (dict(bias=np.zeros((1, 32), np.float32)), ValueError, r"bias must be 1-D .*, got 2-D with shape \(1, 32\)"),
+        (dict(bias=np.zeros(64, np.float32)[::2]), ValueError, "bias must be contiguous"),
+        (dict(bias=np.zeros(31, np.float32)), ValueError, "bias has 31 elements, expected n = 32"),
+        (dict(beta=0.0), ValueError, "beta is 0 but there is no c: beta scales c"),
+        (dict(beta=2.5, alpha=3.0), ValueError, r"beta is 2.5 but there is no c: beta scales c \(give c, or leave"),
+    ],
+)
+@pytest.mark.parametrize("fn", ["gemm_nt", "prepare"])
+def test_epilogue_arguments_are_checked(fn, kw, error, message):
+    with pytest.raises(error, match=f"tilecast.{fn}: {message}"):
+        getattr(tilecast, fn)(bf16(64, 128), bf16(32, 128), **kw)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(bias=np.zeros(32, np.float32)),  # fp32 bias, bf16 out
+        dict(bias=bf16(32), out_dtype="float32"),  # bf16 bias, fp32 out
+        dict(c=bf16(64, 32), alpha=0.5, beta=0.0),  # beta 0: c is not read, but still checked
+        dict(c=dl.tensor((64, 32), "float32"), beta=-1.5, bias=bf16(32)),
+        dict(bias=bf16(1, strides=(7,)), b=bf16(1, 128)),  # a length-1 vector's stride is never used
+    ],
+)
+def test_good_epilogues_reach_the_device_check(kw):
+    b = kw.pop("b", None) or bf16(32, 128)
+    with pytest.raises(ValueError, match="a is not on a CUDA device"):
+        tilecast.gemm_nt(bf16(64, 128), b, **kw)
+
+
+def test_epilogue_shape_checks_run_before_the_bias_length():
+    with pytest.raises(ValueError, match=r"c is \[m=64, n=31\], expected \[m=64, n=32\]"):
+        tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), c=bf16(64, 31), bias=np.zeros(31, np.float32))
+
+
+def test_bias_must_be_on_the_operands_device():
+    cuda = dict(device_type=dl.CUDA)
+    with pytest.raises(ValueError, match=r"tilecast.gemm_nt: bias is not on a CUDA device \(it is in cpu memory\)"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), out=bf16(64, 32, **cuda),
+                         bias=np.zeros(32, np.float32))
+    with pytest.raises(ValueError, match="bias is on cuda:1 but a is on cuda:0"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), out=bf16(64, 32, **cuda),
+                         bias=dl.tensor((32,), "float32", device_type=dl.CUDA, device_id=1))
+
+
 def test_numpy_arrays_are_not_cuda_tensors():
     a = np.zeros((64, 128), np.float32)
     with pytest.raises(TypeError, match="bfloat16"):  # NumPy has no bfloat16: the dtype check fires first
