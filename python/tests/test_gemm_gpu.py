@@ -11,6 +11,7 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -217,6 +218,8 @@ def test_plan_and_warm_see_this_gpu(tmp_path):
     kernels = tilecast.warm([(4096, 2112, 7168), dict(m=128, n=4096, k=7168, out_dtype="float32", with_c=True)],
                             progress=False)
     assert kernels and all(k["spill_bytes"] == 0 for k in kernels)
+    text = tilecast.plan(1024, 4096, 7168, kind="m_grouped_bf16_gemm_nt_masked", num_groups=32, expected_m=32)
+    assert text.startswith("problem m_grouped_bf16_gemm_nt_masked") and torch.cuda.get_device_name() in text
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
@@ -603,3 +606,42 @@ def test_group_data_the_problem_cannot_mean_traps_and_is_reported():
     assert "CUDA error:" in run.stdout, run.stdout + run.stderr
     assert "report: m-grouped masked: masked_m[2] = 101 is outside [0, max_m = 100]" in run.stdout, run.stdout
     assert tilecast.take_layout_fault_report() is None  # nothing trapped in this process
+
+
+def _name(dtype):
+    return str(dtype).removeprefix("torch.")
+
+
+def _row_index_rows(sizes, spare_runs):
+    return sum(-(-s // 128) * 128 for s in sizes) + 128 * spare_runs
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_the_parametrized_kernels():
+    """Compiles the kernels of the parametrized cases above in parallel, on every core, before the
+    first test: each would otherwise compile on its first call, one after another. A failure here
+    is only printed: the test whose kernel it is then fails on its own."""
+    dtypes = (torch.bfloat16, torch.float32)
+    problems = [dict(m=m, n=n, k=k, out_dtype=_name(o)) for m, n, k in SHAPES for o in dtypes]
+    problems += [dict(m=m, n=n, k=k, out_dtype=_name(o), with_c=with_c and beta != 0,
+                      bias=_name(bias) if bias else None)
+                 for m, n, k, o, with_c, alpha, beta, bias in EPILOGUES]
+    for layout, sizes, spare, n, k in CONTIGUOUS:
+        rows = sum(sizes) + spare if layout == "offsets" else _row_index_rows(sizes, spare)
+        problems += [dict(kind="m_grouped_bf16_gemm_nt_contiguous", m=rows, n=n, k=k, num_groups=len(sizes),
+                          layout=layout, out_dtype=_name(o)) for o in dtypes]
+    problems += [dict(kind="m_grouped_bf16_gemm_nt_masked", m=max_m, n=n, k=k, num_groups=groups,
+                      expected_m=expected_m, out_dtype=_name(o))
+                 for groups, max_m, n, k, expected_m in MASKED for o in dtypes]
+    problems += [dict(kind="k_grouped_bf16_gemm_nt_contiguous", m=m, n=n, k=k, num_groups=len(sizes),
+                      accumulate=acc, out_dtype=_name(o))
+                 for sizes, k, m, n in KGROUPED for o in dtypes for acc in (False, True)]
+    t0 = time.time()
+    try:
+        kernels = tilecast.warm(problems, progress=False)
+        compiled = sum(not k["from_cache"] for k in kernels)
+        print(f"warm-up: {len(problems)} problems, {len(kernels)} kernels, {compiled} compiled, "
+              f"{time.time() - t0:.1f} s")
+    except (tilecast.Error, ValueError) as e:
+        print(f"warm-up failed ({e}); each test compiles its own kernels")
+    yield
