@@ -4,7 +4,8 @@
     a = torch.randn(4096, 7168, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(2112, 7168, device="cuda", dtype=torch.bfloat16)
     d = tilecast.gemm_nt(a, b)                  # d = a @ b.T, bf16, on the current stream
-    d = tilecast.gemm_nt(a, b, c=d, alpha=0.5, beta=2.0, bias=bias)   # the epilogue
+    bias = torch.randn(2112, device="cuda")     # fp32 or bf16, one value per column
+    e = tilecast.gemm_nt(a, b, c=d, alpha=0.5, beta=2.0, bias=bias)   # e = 0.5 a @ b.T + 2 d + bias
 
 MoE grouped GEMMs, under DeepGEMM's BF16 names (group arrays are int32 GPU tensors, never read on
 the host): m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout="row_index" or
