@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine (no network): builds and installs it from this tree with
 # the environment's scikit-build-core, nanobind, CMake and Ninja (pip install --no-build-isolation
-# --no-deps, into build-python/site), times the JIT warm-up, runs the pytest suite (python/tests)
-# and the benchmark against torch (python/bench/bench_torch.py). Writes two files under $OUT:
-# python.log (versions, build, JIT timings, pytest) and bench_torch.md (the benchmark's table).
+# --no-deps, into build-python/site), times the JIT warm-up, runs the pytest suite (python/tests:
+# the CPU argument checks, the torch-trace tests, and the GPU tests of gemm_nt, its epilogue and the
+# grouped GEMMs) and the benchmark against torch (python/bench/bench_torch.py: torch.matmul for the
+# dense suites, torch._grouped_mm and per-expert loops for the grouped ones). Writes two files under
+# $OUT: python.log (versions, build, JIT timings, pytest with its slowest tests, section times) and
+# bench_torch.md (the benchmark's tables).
 #
 #   run: scripts/device_python.sh        carry: nothing needed (optionally ".jit-cache")
-# Knobs: TC_PYTEST_ARGS (e.g. "-k graph"), TC_BENCH_ARGS (e.g. "--suite m4096 --iters 20"),
+# Knobs: TC_PYTEST_ARGS (e.g. "-k graph"), TC_BENCH_ARGS (e.g. "--suite m4096,mgrouped --iters 20"),
 #        TC_SKIP_BENCH=1, TC_SKIP_JIT_TIMING=1, TC_JIT_KERNELS (default 60), PYTHON (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,18 +58,20 @@ if [ "${TC_SKIP_JIT_TIMING:-0}" != 1 ]; then
 fi
 
 note "== pytest"
-"$PY" -m pytest -q -rs python/tests ${TC_PYTEST_ARGS:-} >>"$log" 2>&1
+t0=$(date +%s)
+"$PY" -m pytest -q -rs --durations=15 python/tests ${TC_PYTEST_ARGS:-} >>"$log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || status=1
-note "pytest: exit $rc, $(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1)"
+note "pytest: exit $rc, $(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1) ($(( $(date +%s) - t0 )) s)"
 
 if [ "${TC_SKIP_BENCH:-0}" != 1 ]; then
+  t0=$(date +%s)
   # shellcheck disable=SC2086
   "$PY" python/bench/bench_torch.py ${TC_BENCH_ARGS:-} --out "$OUT/bench_torch.md" >>"$log" 2>&1
   rc=$?
   [ $rc -eq 0 ] || status=1
-  note "bench: exit $rc (bench_torch.md)"
-  tail -4 "$OUT/bench_torch.md" 2>/dev/null
+  note "bench: exit $rc (bench_torch.md, $(( $(date +%s) - t0 )) s)"
+  grep -E "^(geomean|grouped:|note:|host time)" "$OUT/bench_torch.md" 2>/dev/null
 fi
 note "status: $status"
 exit $status

@@ -1,46 +1,26 @@
-// tilecast::gemm and tilecast::prepare for DLPack tensors. The Python layer (tilecast/_gemm.py)
-// picks the stream and the allocator of the caller's framework; everything about the operands is
-// checked here, once, in this order: ranks, dtypes and strides, shapes, devices. `out` is allocated
-// (through the caller's allocator) only after all of them passed.
+// tilecast::gemm and tilecast::prepare (with the epilogue: alpha, beta, C, bias) for DLPack
+// tensors. The Python layer (tilecast/_gemm.py) picks the stream and the allocator of the caller's
+// framework; everything about the operands is checked here, once, in this order: ranks, dtypes and
+// strides, shapes (and the epilogue's scalars), devices. `out` is allocated (through the caller's
+// allocator) only after all of them passed.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "bindings.hpp"
+#include "device_guard.hpp"
 #include "tensor_view.hpp"
+#include "tilecast/diagnostics.hpp"
 #include "tilecast/gemm.hpp"
 
 namespace tilecast::python {
 namespace nb = nanobind;
 namespace {
-
-// Makes `device` current for the call (the caller's framework may have another one current) and
-// restores the previous one after.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current == device) return;
-    cudaGetLastError();
-    if (cudaSetDevice(device) != cudaSuccess) {
-      cudaGetLastError();
-      throw Error("cudaSetDevice(" + std::to_string(device) + ") failed");
-    }
-    previous_ = current;
-  }
-  ~DeviceGuard() {
-    if (previous_ >= 0) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = -1;
-};
 
 std::string dims_text(const MatrixView& v, bool batched, const char* r, const char* c) {
   std::string s = "[";
@@ -51,20 +31,22 @@ std::string dims_text(const MatrixView& v, bool batched, const char* r, const ch
 struct Operands {
   MatrixView a, b, d, c;
   bool has_c = false;
+  VectorView bias;  // none when data is null
   int device = 0;
   bool empty = false;  // m, n or batch is 0: nothing to compute
 };
 
 // Checks the operands and returns their views; allocates `out` through `alloc` when it is None.
 Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb::object& out,
-                        const std::optional<Tensor>& c, const std::optional<std::string>& out_dtype,
-                        const nb::object& alloc) {
+                        const std::optional<Tensor>& c, const std::optional<Tensor>& bias, float beta,
+                        const std::optional<std::string>& out_dtype, const nb::object& alloc) {
   check_rank(where, "a", a);
   check_rank(where, "b", b, a.ndim());
   const bool batched = a.ndim() == 3;
   Operands o;
   o.a = matrix_view(where, "a", a, Allowed::kBF16);
   o.b = matrix_view(where, "b", b, Allowed::kBF16);
+  if (bias) o.bias = bias_vector(where, "bias", *bias);
   if (o.a.cols != o.b.cols || o.a.batch != o.b.batch)
     throw nb::value_error((std::string("tilecast.") + where + ": a is " + dims_text(o.a, batched, "m", "k") + " but b is " +
                            dims_text(o.b, batched, "n", "k") + ": they must agree on k" + (batched ? " and batch" : "") +
@@ -86,7 +68,17 @@ Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb:
     o.c = matrix_view(where, "c", *c, Allowed::kBF16OrFP32);
     check_output_shape("c", o.c);
     o.has_c = true;
+  } else if (beta != 1.0f) {
+    std::ostringstream text;
+    text << beta;
+    throw nb::value_error((std::string("tilecast.") + where + ": beta is " + text.str() +
+                           " but there is no c: beta scales c (give c, or leave beta at 1)")
+                              .c_str());
   }
+  if (bias && o.bias.length != o.b.rows)
+    throw nb::value_error((std::string("tilecast.") + where + ": bias has " + std::to_string(o.bias.length) +
+                           " elements, expected n = " + std::to_string(o.b.rows) + " (one per column of the output)")
+                              .c_str());
   std::optional<Tensor> d_tensor;
   if (!out.is_none()) {
     d_tensor = nb::cast<Tensor>(out);
@@ -108,6 +100,7 @@ Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb:
   o.device = check_cuda(where, "a", a);
   check_cuda(where, "b", b, o.device);
   if (c) check_cuda(where, "c", *c, o.device);
+  if (bias) check_cuda(where, "bias", *bias, o.device);
   if (d_tensor) check_cuda(where, "out", *d_tensor, o.device);
 
   if (!d_tensor) {
@@ -123,27 +116,38 @@ Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb:
   return o;
 }
 
+GemmEpilogue epilogue_of(const Operands& o, float alpha, float beta) {
+  GemmEpilogue e;
+  e.c = o.has_c ? &o.c : nullptr;
+  e.alpha = alpha;
+  e.beta = beta;
+  e.bias = o.bias;
+  return e;
+}
+
 nb::object gemm_nt(const Tensor& a, const Tensor& b, nb::object out, const std::optional<Tensor>& c,
+                   const std::optional<Tensor>& bias, float alpha, float beta,
                    const std::optional<std::string>& out_dtype, const GemmConfig& config, uintptr_t stream,
                    const nb::object& alloc) {
-  const Operands o = check_operands("gemm_nt", a, b, out, c, out_dtype, alloc);
+  const Operands o = check_operands("gemm_nt", a, b, out, c, bias, beta, out_dtype, alloc);
   if (o.empty) return out;
   {
     nb::gil_scoped_release unlocked;  // the first call of a shape compiles for seconds
     DeviceGuard device(o.device);
-    gemm(o.a, o.b, o.d, reinterpret_cast<cudaStream_t>(stream), o.has_c ? &o.c : nullptr, config);
+    gemm(o.a, o.b, o.d, reinterpret_cast<cudaStream_t>(stream), epilogue_of(o, alpha, beta), config);
   }
   return out;
 }
 
 nb::object prepare_nt(const Tensor& a, const Tensor& b, nb::object out, const std::optional<Tensor>& c,
+                      const std::optional<Tensor>& bias, float alpha, float beta,
                       const std::optional<std::string>& out_dtype, const GemmConfig& config, const nb::object& alloc) {
-  const Operands o = check_operands("prepare", a, b, out, c, out_dtype, alloc);
+  const Operands o = check_operands("prepare", a, b, out, c, bias, beta, out_dtype, alloc);
   if (o.empty) return out;
   {
     nb::gil_scoped_release unlocked;
     DeviceGuard device(o.device);
-    prepare(o.a, o.b, o.d, o.has_c ? &o.c : nullptr, config);
+    prepare(o.a, o.b, o.d, epilogue_of(o, alpha, beta), config);
   }
   return out;
 }
@@ -152,12 +156,13 @@ nb::object prepare_nt(const Tensor& a, const Tensor& b, nb::object out, const st
 
 void bind_gemm(nb::module_& m) {
   using namespace nb::literals;
-  m.def("gemm_nt", &gemm_nt, "a"_a, "b"_a, "out"_a.none(), "c"_a.none(), "out_dtype"_a.none(), "config"_a,
-        "stream"_a, "alloc"_a,
-        "D = A @ B^T (+ C) on `stream`; checks every operand, allocates `out` through alloc(shape, dtype) "
-        "when it is None, and returns it. Use tilecast.gemm_nt.");
-  m.def("prepare", &prepare_nt, "a"_a, "b"_a, "out"_a.none(), "c"_a.none(), "out_dtype"_a.none(), "config"_a,
-        "alloc"_a, "Plans, compiles and loads what gemm_nt with these operands needs. Use tilecast.prepare.");
+  m.def("gemm_nt", &gemm_nt, "a"_a, "b"_a, "out"_a.none(), "c"_a.none(), "bias"_a.none(), "alpha"_a, "beta"_a,
+        "out_dtype"_a.none(), "config"_a, "stream"_a, "alloc"_a,
+        "D = alpha * A @ B^T + beta * C + bias on `stream`; checks every operand, allocates `out` through "
+        "alloc(shape, dtype) when it is None, and returns it. Use tilecast.gemm_nt.");
+  m.def("prepare", &prepare_nt, "a"_a, "b"_a, "out"_a.none(), "c"_a.none(), "bias"_a.none(), "alpha"_a, "beta"_a,
+        "out_dtype"_a.none(), "config"_a, "alloc"_a,
+        "Plans, compiles and loads what gemm_nt with these operands needs. Use tilecast.prepare.");
   m.def(
       "stream_synchronize",
       [](uintptr_t stream) {
@@ -169,8 +174,15 @@ void bind_gemm(nb::module_& m) {
         if (e != cudaSuccess) throw Error(std::string("cudaStreamSynchronize failed: ") + cudaGetErrorString(e));
       },
       "stream"_a, "Waits for `stream` (for callers whose framework cannot be told about it, like JAX).");
-  // Grouped GEMMs (m-grouped contiguous, m-grouped masked, k-grouped) bind here, beside gemm_nt,
-  // once tilecast/gemm.hpp declares them; check_operands is the place their shared checks grow.
+  m.def(
+      "take_layout_fault_report", [] { return take_layout_fault_report(); },
+      "After a grouped GEMM's kernel trapped on group data the problem cannot mean (its CUDA error "
+      "surfaces at the next synchronisation): which entry was wrong, as text, clearing the record; "
+      "None when no kernel trapped. The trap ends the process's CUDA context.");
+  m.def(
+      "take_wait_timeout_report", [] { return take_wait_timeout_report(); },
+      "After a GEMM barrier wait timed out and trapped (TILECAST_WAIT_TIMEOUT_MS): which barrier, stage, "
+      "block and thread waited, clearing the record; None when no wait timed out.");
 }
 
 }  // namespace tilecast::python

@@ -21,16 +21,65 @@ namespace tilecast::python {
 namespace nb = nanobind;
 namespace {
 
-// (m, n, k, batch, out dtype "bfloat16"/"float32", with C, config): one GEMM to warm.
-using Problem = std::tuple<int64_t, int64_t, int64_t, int64_t, std::string, bool, GemmConfig>;
+// One GEMM to warm or plan: (kind, m, n, k, count, out dtype "bfloat16"/"float32", with C, bias dtype
+// ("" for none), expected_m, layout, config). kind is the Python function's name:
+//   gemm_nt: m x n x k, count = batch, with C and a bias as given;
+//   m_grouped_bf16_gemm_nt_contiguous: m = rows of A, count = experts, layout row_index/offsets;
+//   m_grouped_bf16_gemm_nt_masked: m = max_m, count = experts, expected_m;
+//   k_grouped_bf16_gemm_nt_contiguous: k = all groups' columns, count = groups, with C = accumulate.
+using Problem = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, std::string, bool, std::string, int64_t,
+                           std::string, GemmConfig>;
 
-plan::GemmDesc desc_of(int64_t m, int64_t n, int64_t k, int64_t batch, const std::string& out, bool with_c) {
-  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || m >= (int64_t{1} << 31) || n >= (int64_t{1} << 31) ||
-      k >= (int64_t{1} << 31) || batch >= (int64_t{1} << 31))
-    throw nb::value_error(("tilecast: a problem needs 1 <= m, n, k, batch < 2^31, got m=" + std::to_string(m) +
-                           " n=" + std::to_string(n) + " k=" + std::to_string(k) + " batch=" + std::to_string(batch))
-                              .c_str());
-  return plan::dense_desc(m, n, k, batch, out == "float32" ? DType::kFP32 : DType::kBF16, with_c);
+[[noreturn]] void bad_problem(const std::string& what) { throw nb::value_error(("tilecast: " + what).c_str()); }
+
+plan::GemmDesc desc_of(const Problem& p) {
+  const auto& [kind, m, n, k, count, out, with_c, bias, expected_m, layout, config] = p;
+  const bool dense = kind == "gemm_nt";
+  const char* counted = dense ? "batch" : "num_groups";
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0 || m >= kLimit || n >= kLimit || k >= kLimit || count >= kLimit)
+    bad_problem(std::string("a problem needs 1 <= m, n, k, ") + counted + " < 2^31, got m=" + std::to_string(m) +
+                " n=" + std::to_string(n) + " k=" + std::to_string(k) + " " + counted + "=" + std::to_string(count));
+  const DType o = out == "float32" ? DType::kFP32 : DType::kBF16;
+  if (dense) {
+    plan::GemmDesc d = plan::dense_desc(m, n, k, count, o, with_c);
+    if (!bias.empty()) {
+      d.has_bias = true;
+      d.bias_type = bias == "float32" ? DType::kFP32 : DType::kBF16;
+    }
+    return d;
+  }
+  if (!bias.empty()) bad_problem(kind + " takes no bias");
+  if (kind == "k_grouped_bf16_gemm_nt_contiguous") return plan::kgrouped_desc(m, n, k, count, o, with_c);
+  if (with_c) bad_problem(kind + " takes no C (with_c)");
+  if (kind == "m_grouped_bf16_gemm_nt_contiguous") {
+    if (layout != "row_index" && layout != "offsets")
+      bad_problem("layout must be 'row_index' or 'offsets', got '" + layout + "'");
+    return plan::mgrouped_contiguous_desc(layout == "offsets" ? ContiguousLayout::kOffsets : ContiguousLayout::kRowIndex,
+                                          m, n, k, count, o);
+  }
+  if (kind == "m_grouped_bf16_gemm_nt_masked") {
+    if (expected_m < 1 || expected_m > m)
+      bad_problem("expected_m " + std::to_string(expected_m) + " is not in 1..max_m = " + std::to_string(m));
+    return plan::mgrouped_masked_desc(m, n, k, count, expected_m, o);
+  }
+  bad_problem("unknown kind '" + kind + "': gemm_nt, m_grouped_bf16_gemm_nt_contiguous, "
+              "m_grouped_bf16_gemm_nt_masked or k_grouped_bf16_gemm_nt_contiguous");
+}
+
+// The problem as one line: "problem 4096x576x7168 batch 1, out bf16 +C" for gemm_nt (tilecast-plan's),
+// "problem m_grouped_bf16_gemm_nt_masked 256x4096x7168 num_groups 8 expected_m 32, out bf16" for the others.
+std::string problem_text(const Problem& p) {
+  const auto& [kind, m, n, k, count, out, with_c, bias, expected_m, layout, config] = p;
+  const bool dense = kind == "gemm_nt";
+  std::string s = std::string("problem ") + (dense ? "" : kind + " ") + std::to_string(m) + "x" + std::to_string(n) +
+                  "x" + std::to_string(k) + (dense ? " batch " : " num_groups ") + std::to_string(count);
+  if (kind == "m_grouped_bf16_gemm_nt_contiguous") s += " layout " + layout;
+  if (kind == "m_grouped_bf16_gemm_nt_masked") s += " expected_m " + std::to_string(expected_m);
+  s += std::string(", out ") + (out == "float32" ? "fp32" : "bf16");
+  if (with_c) s += dense ? " +C" : " accumulate";
+  if (!bias.empty()) s += std::string(" +bias ") + (bias == "float32" ? "fp32" : "bf16");
+  return s;
 }
 
 nb::dict to_dict(const api::WarmedKernel& k) {
@@ -48,8 +97,7 @@ nb::dict to_dict(const api::WarmedKernel& k) {
 
 std::vector<api::WarmItem> warm_items(const std::vector<Problem>& problems) {
   std::vector<api::WarmItem> items;
-  for (const auto& [m, n, k, batch, out, with_c, config] : problems)
-    items.push_back({desc_of(m, n, k, batch, out, with_c), config});
+  for (const Problem& p : problems) items.push_back({desc_of(p), std::get<GemmConfig>(p)});
   return items;
 }
 
@@ -97,14 +145,12 @@ nb::dict build_source(const std::string& name, const std::string& source, const 
                   static_cast<uint32_t>(r.stack_frame_bytes), threads});
 }
 
-std::string plan_text(int64_t m, int64_t n, int64_t k, int64_t batch, const std::string& out, bool with_c,
-                      const GemmConfig& config, size_t top, const std::string& device) {
+std::string plan_text(const Problem& problem, size_t top, const std::string& device) {
   const plan::DeviceFacts facts = device_facts(device);
-  const plan::GemmDesc desc = desc_of(m, n, k, batch, out, with_c);
-  // The same header line as tilecast-plan's.
-  const std::string head = "problem " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                           " batch " + std::to_string(batch) + ", out " + (out == "float32" ? "fp32" : "bf16") +
-                           (with_c ? " +C" : "") + ", config '" + format_config(config) + "', device " + facts.name +
+  const plan::GemmDesc desc = desc_of(problem);
+  const GemmConfig& config = std::get<GemmConfig>(problem);
+  // For gemm_nt the same header line as tilecast-plan's.
+  const std::string head = problem_text(problem) + ", config '" + format_config(config) + "', device " + facts.name +
                            " (" + std::to_string(facts.num_sms) + " SMs)\n";
   return head + plan::format_plans(plan::rank_plans(desc, facts, config), top);
 }
@@ -130,8 +176,8 @@ void bind_jit(nb::module_& m) {
         "The distinct kernels of `problems`: (name, generated source, name expression, threads).");
   m.def("build_source", &build_source, "name"_a, "source"_a, "name_expression"_a, "threads"_a,
         "Compiles one kernel_sources() entry into the JIT disk cache; the same dict as warm's entries.");
-  m.def("plan", &plan_text, "m"_a, "n"_a, "k"_a, "batch"_a, "out_dtype"_a, "with_c"_a, "config"_a, "top"_a,
-        "device"_a, "The chosen plan and the ranked alternatives, as tilecast-plan prints them. Use tilecast.plan.");
+  m.def("plan", &plan_text, "problem"_a, "top"_a, "device"_a,
+        "The chosen plan and the ranked alternatives, as tilecast-plan prints them. Use tilecast.plan.");
   m.def(
       "jit_cache_dir", [] { return jit::Runtime::instance().disk_cache().dir().string(); },
       "The JIT's disk cache folder in this process ('' when there is none); fixed when first used.");

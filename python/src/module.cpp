@@ -11,5 +11,6 @@ NB_MODULE(_tilecast, m) {
   m.attr("__version__") = TILECAST_VERSION;
   tilecast::python::bind_config(m);
   tilecast::python::bind_gemm(m);
+  tilecast::python::bind_grouped(m);
   tilecast::python::bind_jit(m);
 }

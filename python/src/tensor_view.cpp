@@ -100,6 +100,51 @@ MatrixView matrix_view(const char* where, const char* name, const Tensor& t, All
   return v;
 }
 
+void check_ndim(const char* where, const char* name, const Tensor& t, size_t rank, const char* dims) {
+  if (t.ndim() != rank)
+    throw nb::value_error((prefix(where, name) + " must be " + std::to_string(rank) + "-D " + dims + ", got " +
+                           std::to_string(t.ndim()) + "-D with shape " + shape_text(t))
+                              .c_str());
+}
+
+namespace {
+
+// Rank 1 and unit stride (a length-1 vector's stride is never used).
+void check_vector(const char* where, const char* name, const Tensor& t, const char* what) {
+  if (t.ndim() != 1)
+    throw nb::value_error((prefix(where, name) + " must be 1-D (" + what + "), got " + std::to_string(t.ndim()) +
+                           "-D with shape " + shape_text(t))
+                              .c_str());
+  if (t.shape(0) > 1 && t.stride(0) != 1)
+    throw nb::value_error((prefix(where, name) + " must be contiguous (stride 1), got stride " +
+                           std::to_string(t.stride(0)) + "; call .contiguous() first")
+                              .c_str());
+}
+
+}  // namespace
+
+const int32_t* int32_vector(const char* where, const char* name, const Tensor& t) {
+  const nb::dlpack::dtype d = t.dtype();
+  if (!(d.code == kInt && d.bits == 32 && d.lanes == 1))
+    throw nb::type_error((prefix(where, name) + " must be int32, got " + dtype_text(t)).c_str());
+  check_vector(where, name, t, "int32 entries");
+  return static_cast<const int32_t*>(t.data());
+}
+
+VectorView bias_vector(const char* where, const char* name, const Tensor& t) {
+  const nb::dlpack::dtype d = t.dtype();
+  const bool bf16 = d.code == kBfloat && d.bits == 16 && d.lanes == 1;
+  const bool fp32 = d.code == kFloat && d.bits == 32 && d.lanes == 1;
+  if (!bf16 && !fp32)
+    throw nb::type_error((prefix(where, name) + " must be bfloat16 or float32, got " + dtype_text(t)).c_str());
+  check_vector(where, name, t, "one value per column of the output");
+  VectorView v;
+  v.data = const_cast<void*>(t.data());
+  v.dtype = bf16 ? DType::kBF16 : DType::kFP32;
+  v.length = static_cast<int64_t>(t.shape(0));
+  return v;
+}
+
 int check_cuda(const char* where, const char* name, const Tensor& t, int device) {
   const int type = t.device_type();
   if (type != kCUDA && type != kCUDAManaged)

@@ -34,6 +34,19 @@ MatrixView matrix_view(const char* where, const char* name, const Tensor& t, All
 // Throws ValueError unless t has rank 2 or 3 (and `rank`, when given, that one).
 void check_rank(const char* where, const char* name, const Tensor& t, size_t rank = 0);
 
+// Throws ValueError unless t has exactly `rank` dimensions; `dims` says what they hold
+// ("[num_groups, n, k]").
+void check_ndim(const char* where, const char* name, const Tensor& t, size_t rank, const char* dims);
+
+// A 1-D int32 array with unit stride (the group arrays: expert offsets or row indices, masked row
+// counts, k-group sizes): its data pointer, which the host never reads. TypeError for another
+// dtype, ValueError for another rank or a stride; its length and device are the caller's checks.
+const int32_t* int32_vector(const char* where, const char* name, const Tensor& t);
+
+// The bias of the epilogue: a 1-D bfloat16 or float32 vector with unit stride. TypeError for
+// another dtype, ValueError for another rank or a stride; length and device are the caller's.
+VectorView bias_vector(const char* where, const char* name, const Tensor& t);
+
 // Throws ValueError unless t lives in CUDA device (or managed) memory, on `device` when >= 0.
 // Returns its device ordinal.
 int check_cuda(const char* where, const char* name, const Tensor& t, int device = -1);

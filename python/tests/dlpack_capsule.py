@@ -1,13 +1,16 @@
 """DLPack capsules made by hand (ctypes): bfloat16 tensors in host memory, which NumPy cannot
 make, so that the argument checks can be tested past the dtype check on a machine without a GPU
-or PyTorch. The device type may be set to anything DLPack names (1 cpu, 3 pinned host memory)."""
+or PyTorch. The device type may be set to anything DLPack names (1 cpu, 2 CUDA, 3 pinned host
+memory): a "CUDA" capsule still points at host memory, so it serves only tests whose call stops
+at a check before anything reads it (the C++ API refuses host memory before it launches). A
+capsule can be consumed once: make a fresh one for each call."""
 
 import ctypes
 
 import numpy as np
 
 CPU, CUDA, CUDA_HOST = 1, 2, 3
-BFLOAT, FLOAT = 4, 2
+INT, FLOAT, BFLOAT = 0, 2, 4
 
 
 class _Device(ctypes.Structure):
@@ -47,7 +50,7 @@ _no_op_deleter = _Deleter(lambda managed: None)
 
 def tensor(shape, dtype="bfloat16", strides=None, device_type=CPU, device_id=0):
     """A DLPack capsule of a zero-filled host buffer with this shape and (element) strides."""
-    code, bits = {"bfloat16": (BFLOAT, 16), "float32": (FLOAT, 32)}[dtype]
+    code, bits = {"bfloat16": (BFLOAT, 16), "float32": (FLOAT, 32), "int32": (INT, 32)}[dtype]
     elems = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if strides else int(np.prod(shape))
     buffer = np.zeros(max(elems, 1) * bits // 8 + 16, np.uint8)
     shape_arr = (ctypes.c_int64 * len(shape))(*shape)

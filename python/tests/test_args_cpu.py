@@ -112,6 +112,55 @@ def test_host_tensors_are_refused_before_cuda_is_touched(device_type, where):
         tilecast.prepare(bf16(64, 128, device_type=device_type), bf16(32, 128, device_type=device_type))
 
 
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        (dict(bias=np.zeros(32, np.int32)), TypeError, "bias must be bfloat16 or float32, got int32"),
+        (dict(bias=np.zeros(32, np.float64)), TypeError, "bias must be bfloat16 or float32, got float64"),
+        (dict(bias=np.zeros((1, 32), np.float32)), ValueError, r"bias must be 1-D .*, got 2-D with shape \(1, 32\)"),
+        (dict(bias=np.zeros(64, np.float32)[::2]), ValueError, "bias must be contiguous"),
+        (dict(bias=np.zeros(31, np.float32)), ValueError, "bias has 31 elements, expected n = 32"),
+        (dict(beta=0.0), ValueError, "beta is 0 but there is no c: beta scales c"),
+        (dict(beta=2.5, alpha=3.0), ValueError, r"beta is 2.5 but there is no c: beta scales c \(give c, or leave"),
+    ],
+)
+@pytest.mark.parametrize("fn", ["gemm_nt", "prepare"])
+def test_epilogue_arguments_are_checked(fn, kw, error, message):
+    with pytest.raises(error, match=f"tilecast.{fn}: {message}"):
+        getattr(tilecast, fn)(bf16(64, 128), bf16(32, 128), **kw)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(bias=np.zeros(32, np.float32)),  # fp32 bias, bf16 out
+        dict(bias=bf16(32), out_dtype="float32"),  # bf16 bias, fp32 out
+        dict(c=bf16(64, 32), alpha=0.5, beta=0.0),  # beta 0: c is not read, but still checked
+        dict(c=dl.tensor((64, 32), "float32"), beta=-1.5, bias=bf16(32)),
+        dict(bias=bf16(1, strides=(7,)), b=bf16(1, 128)),  # a length-1 vector's stride is never used
+    ],
+)
+def test_good_epilogues_reach_the_device_check(kw):
+    b = kw.pop("b", None) or bf16(32, 128)
+    with pytest.raises(ValueError, match="a is not on a CUDA device"):
+        tilecast.gemm_nt(bf16(64, 128), b, **kw)
+
+
+def test_epilogue_shape_checks_run_before_the_bias_length():
+    with pytest.raises(ValueError, match=r"c is \[m=64, n=31\], expected \[m=64, n=32\]"):
+        tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), c=bf16(64, 31), bias=np.zeros(31, np.float32))
+
+
+def test_bias_must_be_on_the_operands_device():
+    cuda = dict(device_type=dl.CUDA)
+    with pytest.raises(ValueError, match=r"tilecast.gemm_nt: bias is not on a CUDA device \(it is in cpu memory\)"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), out=bf16(64, 32, **cuda),
+                         bias=np.zeros(32, np.float32))
+    with pytest.raises(ValueError, match="bias is on cuda:1 but a is on cuda:0"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), out=bf16(64, 32, **cuda),
+                         bias=dl.tensor((32,), "float32", device_type=dl.CUDA, device_id=1))
+
+
 def test_numpy_arrays_are_not_cuda_tensors():
     a = np.zeros((64, 128), np.float32)
     with pytest.raises(TypeError, match="bfloat16"):  # NumPy has no bfloat16: the dtype check fires first
@@ -151,6 +200,44 @@ def test_plan_prints_the_chosen_config():
         tilecast.plan(0, 1, 1, device="h200")
     with pytest.raises(tilecast.Error, match="device must be"):
         tilecast.plan(1, 1, 1, device="h100")
+    assert "+C +bias bf16" in tilecast.plan(256, 256, 256, with_c=True, bias="bfloat16", device="h200")
+
+
+def test_plan_of_the_grouped_gemms():
+    text = tilecast.plan(8 * 4096, 4096, 7168, kind="m_grouped_bf16_gemm_nt_contiguous", num_groups=8,
+                         layout="offsets", device="h200", top=2)
+    assert text.startswith("problem m_grouped_bf16_gemm_nt_contiguous 32768x4096x7168 num_groups 8 layout offsets, "
+                           "out bf16")
+    assert "chosen: " in text
+    text = tilecast.plan(1024, 4096, 7168, kind="m_grouped_bf16_gemm_nt_masked", num_groups=32, expected_m=32,
+                         device="h200", top=0)
+    assert "num_groups 32 expected_m 32" in text and "chosen: " in text
+    text = tilecast.plan(4096, 7168, 16384, kind="k_grouped_bf16_gemm_nt_contiguous", num_groups=4, accumulate=True,
+                         out_dtype="float32", device="h200", top=0)
+    assert "num_groups 4, out fp32 accumulate" in text
+    with pytest.raises(ValueError, match="m_grouped_bf16_gemm_nt_masked needs expected_m"):
+        tilecast.plan(64, 64, 64, kind="m_grouped_bf16_gemm_nt_masked", num_groups=2, device="h200")
+    with pytest.raises(ValueError, match=r"expected_m 65 is not in 1..max_m = 64"):
+        tilecast.plan(64, 64, 64, kind="m_grouped_bf16_gemm_nt_masked", num_groups=2, expected_m=65, device="h200")
+    with pytest.raises(ValueError, match="takes no batch, with_c or bias"):
+        tilecast.plan(64, 64, 64, kind="k_grouped_bf16_gemm_nt_contiguous", num_groups=2, bias="float32")
+    with pytest.raises(ValueError, match="1 <= m, n, k, num_groups < 2"):
+        tilecast.plan(64, 64, 64, kind="k_grouped_bf16_gemm_nt_contiguous", num_groups=0, device="h200")
+
+
+def test_warm_lists_the_grouped_kernels():
+    problems = [
+        dict(kind="m_grouped_bf16_gemm_nt_contiguous", m=4096, n=512, k=1024, num_groups=8, layout="offsets"),
+        dict(kind="m_grouped_bf16_gemm_nt_contiguous", m=4096, n=512, k=1024, num_groups=8),
+        dict(kind="m_grouped_bf16_gemm_nt_masked", m=256, n=4096, k=7168, num_groups=8, expected_m=32),
+        dict(kind="k_grouped_bf16_gemm_nt_contiguous", m=4096, n=7168, k=8192, num_groups=4, accumulate=True,
+             out_dtype="float32"),
+    ]
+    names = [k["name"] for k in tilecast.warm(problems, device="h200", dry_run=True)]
+    assert len(names) == 4, names
+    assert names[0].endswith("m-grouped offsets static") and names[1].endswith("m-grouped row-index static")
+    assert "masked" in names[2]
+    assert " fp32 +C k-grouped" in names[3]  # accumulating reads D as C
 
 
 def _warm_cli(*args, cache):
@@ -186,6 +273,18 @@ def test_warm_in_processes_fills_the_same_cache(tmp_path):
 def test_warm_cli_refuses_bad_shapes(tmp_path):
     bad = _warm_cli("--shape", "1,2", cache=str(tmp_path))
     assert bad.returncode == 2 and "expected M,N,K[,BATCH]" in bad.stderr
+    bad = _warm_cli("--kind", "m_grouped_bf16_gemm_nt_masked", "--shape", "64,64,64", cache=str(tmp_path))
+    assert bad.returncode == 2 and "wants M,N,K,NUM_GROUPS" in bad.stderr
+
+
+def test_warm_cli_compiles_a_grouped_kernel(tmp_path):
+    run = _warm_cli("--kind", "k_grouped_bf16_gemm_nt_contiguous", "--shape", "128,128,1000,3", "--accumulate",
+                    "--out", "fp32", "--plan", "--no-progress", cache=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("problem k_grouped_bf16_gemm_nt_contiguous 128x128x1000 num_groups 3, out fp32 "
+                                 "accumulate"), run.stdout
+    assert "fp32 +C k-grouped" in run.stdout and "1 kernels: 1 compiled" in run.stdout
+    assert list((tmp_path / "v1").glob("*.tcjit"))
 
 
 def test_warm_problem_forms_are_checked():
@@ -193,6 +292,22 @@ def test_warm_problem_forms_are_checked():
         tilecast.warm([dict(m=1, n=1, k=1, bogus=2)], device="h200")
     with pytest.raises(ValueError, match=r"a problem is \(m, n, k\)"):
         tilecast.warm([(1, 2)], device="h200")
+    grouped = dict(m=64, n=64, k=64, num_groups=2)
+    bad = [
+        (dict(kind="m_grouped_gemm", **grouped), "kind must be one of gemm_nt, m_grouped_bf16_gemm_nt_contiguous"),
+        (dict(kind="m_grouped_bf16_gemm_nt_contiguous", m=64, n=64, k=64), "needs num_groups"),
+        (dict(kind="m_grouped_bf16_gemm_nt_masked", **grouped), "needs expected_m"),
+        (dict(kind="m_grouped_bf16_gemm_nt_contiguous", bias="float32", **grouped), "takes no bias"),
+        (dict(kind="m_grouped_bf16_gemm_nt_masked", expected_m=8, accumulate=True, **grouped), "takes no accumulate"),
+        (dict(kind="k_grouped_bf16_gemm_nt_contiguous", batch=2, **grouped), "takes no batch"),
+        (dict(m=64, n=64, k=64, num_groups=2), "gemm_nt takes no num_groups"),
+        (dict(kind="m_grouped_bf16_gemm_nt_contiguous", layout="psum", **grouped), "layout must be 'row_index' or"),
+    ]
+    for problem, message in bad:
+        with pytest.raises(ValueError, match=message):
+            tilecast.warm([problem], device="h200", dry_run=True)
+    with pytest.raises(TypeError, match="out_dtype must be bfloat16 or float32"):
+        tilecast.warm([dict(m=64, n=64, k=64, bias="int8")], device="h200", dry_run=True)
 
 
 def test_cache_folder_cannot_change_once_the_jit_is_up(tmp_path):

@@ -4,6 +4,14 @@
     a = torch.randn(4096, 7168, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(2112, 7168, device="cuda", dtype=torch.bfloat16)
     d = tilecast.gemm_nt(a, b)                  # d = a @ b.T, bf16, on the current stream
+    bias = torch.randn(2112, device="cuda")     # fp32 or bf16, one value per column
+    e = tilecast.gemm_nt(a, b, c=d, alpha=0.5, beta=2.0, bias=bias)   # e = 0.5 a @ b.T + 2 d + bias
+
+MoE grouped GEMMs, under DeepGEMM's BF16 names (group arrays are int32 GPU tensors, never read on
+the host): m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout="row_index" or
+"offsets"), m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m) and
+k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, c=None), each with a prepare_* call for
+CUDA-graph capture; take_layout_fault_report() says which entry of a group array made a kernel trap.
 
 Any DLPack GPU tensor works (PyTorch, CuPy, JAX); PyTorch is optional (`import tilecast` needs
 none) and, when installed, the functions are also torch custom ops (torch.ops.tilecast.*), so
@@ -15,15 +23,26 @@ tilecast.plan(...) prints the plan a shape gets, and tilecast.prepare(...) readi
 CUDA-graph capture.
 """
 
-from ._tilecast import Error, GemmConfig, __version__, format_config, parse_config
+from ._tilecast import (
+    Error,
+    GemmConfig,
+    __version__,
+    format_config,
+    parse_config,
+    take_layout_fault_report,
+    take_wait_timeout_report,
+)
 from ._gemm import gemm_nt, prepare
+from ._grouped import (
+    k_grouped_bf16_gemm_nt_contiguous,
+    m_grouped_bf16_gemm_nt_contiguous,
+    m_grouped_bf16_gemm_nt_masked,
+    prepare_k_grouped_bf16_gemm_nt_contiguous,
+    prepare_m_grouped_bf16_gemm_nt_contiguous,
+    prepare_m_grouped_bf16_gemm_nt_masked,
+)
 from ._jit import cache_dir, plan, warm
 from . import _torch_ops  # registers torch.ops.tilecast.* when torch is importable
-
-# Grouped GEMMs (m-grouped contiguous, m-grouped masked, k-grouped) join gemm_nt here, with
-# DeepGEMM's names (m_grouped_gemm_nt_contiguous, m_grouped_gemm_nt_masked,
-# k_grouped_gemm_nt_contiguous), once the C++ API has them: _gemm.py holds the framework plumbing
-# they share, python/src/gemm_bindings.cpp the checks, _torch_ops.py the custom ops.
 
 __all__ = [
     "Error",
@@ -32,8 +51,16 @@ __all__ = [
     "cache_dir",
     "format_config",
     "gemm_nt",
+    "k_grouped_bf16_gemm_nt_contiguous",
+    "m_grouped_bf16_gemm_nt_contiguous",
+    "m_grouped_bf16_gemm_nt_masked",
     "parse_config",
     "plan",
     "prepare",
+    "prepare_k_grouped_bf16_gemm_nt_contiguous",
+    "prepare_m_grouped_bf16_gemm_nt_contiguous",
+    "prepare_m_grouped_bf16_gemm_nt_masked",
+    "take_layout_fault_report",
+    "take_wait_timeout_report",
     "warm",
 ]

@@ -118,6 +118,8 @@ def _jax_alloc(a: Any) -> Callable[[tuple, str], Any]:
 
 def _no_alloc(a: Any) -> Callable[[tuple, str], Any]:
     def alloc(shape: tuple, dtype: str) -> Any:
-        raise TypeError(f"tilecast: cannot allocate the output for a {type(a).__name__}: pass out=")
+        raise TypeError(
+            f"tilecast: cannot allocate the output for a {type(a).__name__}: pass it (out=, or d for the grouped GEMMs)"
+        )
 
     return alloc

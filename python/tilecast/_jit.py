@@ -13,27 +13,60 @@ from ._gemm import ConfigLike, as_config
 
 Problem = Union[Sequence[int], dict]
 
+KINDS = ("gemm_nt", "m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_gemm_nt_masked",
+         "k_grouped_bf16_gemm_nt_contiguous")
+_KEYS = {"m", "n", "k", "batch", "out_dtype", "with_c", "bias", "config", "kind", "layout", "num_groups",
+         "expected_m", "accumulate"}
+
 
 def _problem(p: Problem) -> tuple:
-    """(m, n, k, batch, out_dtype, with_c, config) from (m, n, k), (m, n, k, batch) or a dict with
-    keys m, n, k and optionally batch, out_dtype, with_c, config."""
-    if isinstance(p, dict):
-        unknown = set(p) - {"m", "n", "k", "batch", "out_dtype", "with_c", "config"}
-        if unknown:
-            raise ValueError(f"tilecast.warm: unknown problem keys {sorted(unknown)}")
-        return (
-            int(p["m"]),
-            int(p["n"]),
-            int(p["k"]),
-            int(p.get("batch", 1)),
-            dtype_name(p.get("out_dtype")) or "bfloat16",
-            bool(p.get("with_c", False)),
-            as_config(p.get("config")),
-        )
-    if len(p) not in (3, 4):
-        raise ValueError(f"tilecast.warm: a problem is (m, n, k), (m, n, k, batch) or a dict, got {p!r}")
-    m, n, k, *batch = (int(x) for x in p)
-    return (m, n, k, batch[0] if batch else 1, "bfloat16", False, as_config(None))
+    """The C++ module's problem tuple (kind, m, n, k, batch or num_groups, out_dtype, with C or
+    accumulate, bias dtype, expected_m, layout, config) from (m, n, k), (m, n, k, batch) or a dict:
+
+        gemm_nt (the default kind): m, n, k and optionally batch, out_dtype, with_c, bias (its dtype:
+            "bfloat16" or "float32", as gemm_nt's bias= has), config;
+        m_grouped_bf16_gemm_nt_contiguous: m (rows of a), n, k, num_groups, layout ("row_index" or
+            "offsets");
+        m_grouped_bf16_gemm_nt_masked: m (max_m), n, k, num_groups, expected_m;
+        k_grouped_bf16_gemm_nt_contiguous: m, n, k (all groups' columns), num_groups, accumulate;
+    and for each out_dtype and config (as the call takes them).
+    """
+    if not isinstance(p, dict):
+        if len(p) not in (3, 4):
+            raise ValueError(f"tilecast.warm: a problem is (m, n, k), (m, n, k, batch) or a dict, got {p!r}")
+        m, n, k, *batch = (int(x) for x in p)
+        return ("gemm_nt", m, n, k, batch[0] if batch else 1, "bfloat16", False, "", 0, "", as_config(None))
+    unknown = set(p) - _KEYS
+    if unknown:
+        raise ValueError(f"tilecast.warm: unknown problem keys {sorted(unknown)}")
+    kind = p.get("kind", "gemm_nt")
+    if kind not in KINDS:
+        raise ValueError(f"tilecast.warm: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    allowed = {"gemm_nt": {"batch", "with_c", "bias"},
+               "m_grouped_bf16_gemm_nt_contiguous": {"num_groups", "layout"},
+               "m_grouped_bf16_gemm_nt_masked": {"num_groups", "expected_m"},
+               "k_grouped_bf16_gemm_nt_contiguous": {"num_groups", "accumulate"}}[kind]
+    stray = set(p) - allowed - {"m", "n", "k", "out_dtype", "config", "kind"}
+    if stray:
+        raise ValueError(f"tilecast.warm: {kind} takes no {', '.join(sorted(stray))}")
+    if kind != "gemm_nt" and "num_groups" not in p:
+        raise ValueError(f"tilecast.warm: {kind} needs num_groups")
+    if kind == "m_grouped_bf16_gemm_nt_masked" and "expected_m" not in p:
+        raise ValueError(f"tilecast.warm: {kind} needs expected_m")
+    bias = p.get("bias")
+    return (
+        kind,
+        int(p["m"]),
+        int(p["n"]),
+        int(p["k"]),
+        int(p.get("batch", 1) if kind == "gemm_nt" else p["num_groups"]),
+        dtype_name(p.get("out_dtype")) or "bfloat16",
+        bool(p.get("with_c", False) or p.get("accumulate", False)),
+        "" if bias is None else dtype_name(bias),
+        int(p.get("expected_m", 0)),
+        p.get("layout", "row_index") if kind == "m_grouped_bf16_gemm_nt_contiguous" else "",
+        as_config(p.get("config")),
+    )
 
 
 def cache_dir() -> str:
@@ -108,7 +141,12 @@ def warm(
     cache, so that their first calls spend no time in NVRTC. Needs no GPU.
 
     problems: (m, n, k), (m, n, k, batch), or dicts with keys m, n, k and optionally batch,
-        out_dtype ("bfloat16"/"float32"), with_c (bool) and config (as gemm_nt takes it).
+        out_dtype ("bfloat16"/"float32"), with_c (bool), bias (its dtype) and config (as gemm_nt
+        takes it); for the grouped GEMMs dicts with kind (the function's name) and its sizes:
+        dict(kind="m_grouped_bf16_gemm_nt_masked", m=max_m, n=n, k=k, num_groups=32, expected_m=20),
+        dict(kind="m_grouped_bf16_gemm_nt_contiguous", m=rows, n=n, k=k, num_groups=8, layout="offsets"),
+        dict(kind="k_grouped_bf16_gemm_nt_contiguous", m=m, n=n, k=k, num_groups=4, accumulate=True).
+        A grouped plan depends on sizes and hints only (never the group data), so these are exact.
     threads: compile threads in this process (default: every CPU).
     cache_dir: the cache folder (sets TILECAST_CACHE_DIR; it must be set before the process's
         first GEMM or warm-up, else tilecast.Error).
@@ -144,7 +182,31 @@ def plan(
     config: ConfigLike = None,
     top: int = 8,
     device: str = "auto",
+    *,
+    bias: Any = None,
+    kind: str = "gemm_nt",
+    num_groups: Optional[int] = None,
+    layout: str = "row_index",
+    expected_m: Optional[int] = None,
+    accumulate: bool = False,
 ) -> str:
-    """The plan tilecast.gemm_nt runs for this problem, as tilecast-plan prints it: the chosen
-    config, then the `top` next-ranked ones with predicted time, waves and L2 -> SM bytes."""
-    return _C.plan(m, n, k, batch, dtype_name(out_dtype) or "bfloat16", with_c, as_config(config), top, device)
+    """The plan a call runs for this problem, as tilecast-plan prints it: the chosen config, then
+    the `top` next-ranked ones with predicted time, waves and L2 -> SM bytes. By default the
+    problem is gemm_nt's (with_c, bias: the epilogue's dtype); kind= names a grouped GEMM, with
+    warm()'s keys for its sizes: plan(8 * 4096, 4096, 7168, kind="m_grouped_bf16_gemm_nt_contiguous",
+    num_groups=8, layout="offsets")."""
+    problem: dict = dict(m=m, n=n, k=k, out_dtype=out_dtype, config=config, kind=kind)
+    if kind == "gemm_nt":
+        problem.update(batch=batch, with_c=with_c, bias=bias)
+    else:
+        if batch != 1 or with_c or bias is not None:
+            raise ValueError(f"tilecast.plan: {kind} takes no batch, with_c or bias (num_groups, accumulate)")
+        if num_groups is not None:
+            problem.update(num_groups=num_groups)
+        if kind == "m_grouped_bf16_gemm_nt_contiguous":
+            problem.update(layout=layout)
+        elif kind == "m_grouped_bf16_gemm_nt_masked" and expected_m is not None:
+            problem.update(expected_m=expected_m)
+        elif kind == "k_grouped_bf16_gemm_nt_contiguous":
+            problem.update(accumulate=accumulate)
+    return _C.plan(_problem(problem), top, device)

@@ -1,5 +1,6 @@
 # Type stubs of the C++ extension module (python/src/*.cpp). The public functions are the
-# wrappers in tilecast/__init__.py; these are what they call.
+# wrappers of tilecast/_gemm.py, _grouped.py and _jit.py (exported by __init__.py); these are what
+# they call.
 from typing import Any, Callable, Optional, overload
 
 __version__: str
@@ -41,31 +42,89 @@ class GemmConfig:
 
 def parse_config(text: str) -> GemmConfig: ...
 def format_config(config: GemmConfig) -> str: ...
+Alloc = Callable[[tuple, str], Any]
+
 def gemm_nt(
     a: Any,
     b: Any,
     out: Any,
     c: Any,
+    bias: Any,
+    alpha: float,
+    beta: float,
     out_dtype: Optional[str],
     config: GemmConfig,
     stream: int,
-    alloc: Callable[[tuple, str], Any],
+    alloc: Alloc,
 ) -> Any: ...
 def prepare(
-    a: Any, b: Any, out: Any, c: Any, out_dtype: Optional[str], config: GemmConfig, alloc: Callable[[tuple, str], Any]
+    a: Any,
+    b: Any,
+    out: Any,
+    c: Any,
+    bias: Any,
+    alpha: float,
+    beta: float,
+    out_dtype: Optional[str],
+    config: GemmConfig,
+    alloc: Alloc,
+) -> Any: ...
+def m_grouped_bf16_gemm_nt_contiguous(
+    a: Any,
+    b: Any,
+    d: Any,
+    grouped_layout: Any,
+    layout: str,
+    out_dtype: Optional[str],
+    config: GemmConfig,
+    stream: int,
+    alloc: Alloc,
+) -> Any: ...
+def prepare_m_grouped_bf16_gemm_nt_contiguous(
+    a: Any, b: Any, d: Any, grouped_layout: Any, layout: str, out_dtype: Optional[str], config: GemmConfig, alloc: Alloc
+) -> Any: ...
+def m_grouped_bf16_gemm_nt_masked(
+    a: Any,
+    b: Any,
+    d: Any,
+    masked_m: Any,
+    expected_m: int,
+    out_dtype: Optional[str],
+    config: GemmConfig,
+    stream: int,
+    alloc: Alloc,
+) -> Any: ...
+def prepare_m_grouped_bf16_gemm_nt_masked(
+    a: Any, b: Any, d: Any, masked_m: Any, expected_m: int, out_dtype: Optional[str], config: GemmConfig, alloc: Alloc
+) -> Any: ...
+def k_grouped_bf16_gemm_nt_contiguous(
+    a: Any,
+    b: Any,
+    d: Any,
+    k_sizes: Any,
+    c: Any,
+    out_dtype: Optional[str],
+    config: GemmConfig,
+    stream: int,
+    alloc: Alloc,
+) -> Any: ...
+def prepare_k_grouped_bf16_gemm_nt_contiguous(
+    a: Any, b: Any, d: Any, k_sizes: Any, c: Any, out_dtype: Optional[str], config: GemmConfig, alloc: Alloc
 ) -> Any: ...
 def stream_synchronize(stream: int) -> None: ...
+def take_layout_fault_report() -> Optional[str]: ...
+def take_wait_timeout_report() -> Optional[str]: ...
+# (kind, m, n, k, batch or num_groups, out dtype, with C or accumulate, bias dtype or "", expected_m,
+# layout, config): tilecast/_jit.py's _problem makes them.
+Problem = tuple[str, int, int, int, int, str, bool, str, int, str, GemmConfig]
+
 def warm(
-    problems: list[tuple[int, int, int, int, str, bool, GemmConfig]],
+    problems: list[Problem],
     threads: int,
     device: str,
     progress: Optional[Callable[[int, int], None]],
 ) -> list[dict]: ...
-def kernel_sources(
-    problems: list[tuple[int, int, int, int, str, bool, GemmConfig]], device: str
-) -> list[tuple[str, str, str, int]]: ...
+def kernel_sources(problems: list[Problem], device: str) -> list[tuple[str, str, str, int]]: ...
 def build_source(name: str, source: str, name_expression: str, threads: int) -> dict: ...
-def plan(
-    m: int, n: int, k: int, batch: int, out_dtype: str, with_c: bool, config: GemmConfig, top: int, device: str
-) -> str: ...
+def plan(problem: Problem, top: int, device: str) -> str: ...
 def jit_cache_dir() -> str: ...

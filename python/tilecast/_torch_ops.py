@@ -1,13 +1,17 @@
 """torch custom ops (torch.library), registered only when torch is importable:
 
-    torch.ops.tilecast.gemm_nt(a, b, c, out_dtype, config) -> Tensor
-    torch.ops.tilecast.gemm_nt_out(a, b, out, c, config) -> ()      (writes out)
+    torch.ops.tilecast.gemm_nt(a, b, c, bias, alpha, beta, out_dtype, config) -> Tensor
+    torch.ops.tilecast.gemm_nt_out(a, b, out, c, bias, alpha, beta, config) -> ()    (writes out)
+    torch.ops.tilecast.m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout, config) -> ()
+    torch.ops.tilecast.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, config) -> ()
+    torch.ops.tilecast.k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, accumulate, config) -> ()
 
-Each has a fake (meta) implementation, so torch.compile traces tilecast.gemm_nt without a graph
-break (tilecast.gemm_nt routes itself here while dynamo traces). Eager calls skip the dispatcher
-and call the C++ module directly (fewer microseconds per call). Under torch.compile the config
-must be None or a config string: a GemmConfig object is converted in C++, which dynamo cannot
-trace.
+(the grouped ops write d: rows or groups a call does not own keep what d held, so they have no
+functional form; tilecast's functions allocate d first, inside the traced graph, when given None).
+Each has a fake (meta) implementation, so torch.compile traces the tilecast functions without a
+graph break (each routes itself here while dynamo traces). Eager calls skip the dispatcher and call
+the C++ module directly (fewer microseconds per call). Under torch.compile the config must be None
+or a config string: a GemmConfig object is converted in C++, which dynamo cannot trace.
 """
 
 # No `from __future__ import annotations` here: torch.library reads the ops' schemas from the
@@ -37,45 +41,139 @@ def _config_text(config: Any) -> str:
 
 if torch is not None:
     # The ops' bodies run eagerly (dynamo sees only the fake implementations), so they may import
-    # _gemm, which imports this module, at call time.
+    # _gemm and _grouped, which import this module, at call time.
 
     @torch.library.custom_op("tilecast::gemm_nt", mutates_args=())
     def _gemm_nt_op(
-        a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor], out_dtype: Optional[torch.dtype], config: str
+        a: torch.Tensor,
+        b: torch.Tensor,
+        c: Optional[torch.Tensor],
+        bias: Optional[torch.Tensor],
+        alpha: float,
+        beta: float,
+        out_dtype: Optional[torch.dtype],
+        config: str,
     ) -> torch.Tensor:
         from ._gemm import gemm_nt
 
-        return gemm_nt(a, b, None, c, out_dtype, config or None)
+        return gemm_nt(a, b, None, c, out_dtype, config or None, bias=bias, alpha=alpha, beta=beta)
 
     @_gemm_nt_op.register_fake
-    def _gemm_nt_fake(a, b, c, out_dtype, config):
+    def _gemm_nt_fake(a, b, c, bias, alpha, beta, out_dtype, config):
         dtype = out_dtype if out_dtype is not None else (c.dtype if c is not None else torch.bfloat16)
         return a.new_empty((*a.shape[:-1], b.shape[-2]), dtype=dtype)
 
     @torch.library.custom_op("tilecast::gemm_nt_out", mutates_args=("out",))
     def _gemm_nt_out_op(
-        a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, c: Optional[torch.Tensor], config: str
+        a: torch.Tensor,
+        b: torch.Tensor,
+        out: torch.Tensor,
+        c: Optional[torch.Tensor],
+        bias: Optional[torch.Tensor],
+        alpha: float,
+        beta: float,
+        config: str,
     ) -> None:
         from ._gemm import gemm_nt
 
-        gemm_nt(a, b, out, c, None, config or None)
+        gemm_nt(a, b, out, c, None, config or None, bias=bias, alpha=alpha, beta=beta)
 
     @_gemm_nt_out_op.register_fake
-    def _gemm_nt_out_fake(a, b, out, c, config):
+    def _gemm_nt_out_fake(a, b, out, c, bias, alpha, beta, config):
+        return None
+
+    @torch.library.custom_op("tilecast::m_grouped_bf16_gemm_nt_contiguous", mutates_args=("d",))
+    def _contiguous_op(
+        a: torch.Tensor, b: torch.Tensor, d: torch.Tensor, grouped_layout: torch.Tensor, layout: str, config: str
+    ) -> None:
+        from ._grouped import m_grouped_bf16_gemm_nt_contiguous
+
+        m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout, None, config or None)
+
+    @_contiguous_op.register_fake
+    def _contiguous_fake(a, b, d, grouped_layout, layout, config):
+        return None
+
+    @torch.library.custom_op("tilecast::m_grouped_bf16_gemm_nt_masked", mutates_args=("d",))
+    def _masked_op(
+        a: torch.Tensor, b: torch.Tensor, d: torch.Tensor, masked_m: torch.Tensor, expected_m: int, config: str
+    ) -> None:
+        from ._grouped import m_grouped_bf16_gemm_nt_masked
+
+        m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, None, config or None)
+
+    @_masked_op.register_fake
+    def _masked_fake(a, b, d, masked_m, expected_m, config):
+        return None
+
+    @torch.library.custom_op("tilecast::k_grouped_bf16_gemm_nt_contiguous", mutates_args=("d",))
+    def _k_grouped_op(
+        a: torch.Tensor, b: torch.Tensor, d: torch.Tensor, k_sizes: torch.Tensor, accumulate: bool, config: str
+    ) -> None:
+        from ._grouped import k_grouped_bf16_gemm_nt_contiguous
+
+        k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, d if accumulate else None, None, config or None)
+
+    @_k_grouped_op.register_fake
+    def _k_grouped_fake(a, b, d, k_sizes, accumulate, config):
         return None
 
 
-def gemm_nt(a: Any, b: Any, out: Any, c: Any, out_dtype: Any, config: Any, stream: Any) -> Any:
-    """tilecast.gemm_nt as traced by torch.compile: through the custom ops."""
+def _traced_config(config: Any, stream: Any, where: str) -> str:
+    """The config text of a traced call, which runs on torch's current stream."""
     if stream is not None:
-        raise ValueError("tilecast.gemm_nt: under torch.compile the call runs on torch's current stream; drop stream=")
+        raise ValueError(f"tilecast.{where}: under torch.compile the call runs on torch's current stream; drop stream=")
     if isinstance(config, dict):
         from ._gemm import as_config
 
         config = str(as_config(config))  # C++: a graph break; pass a config string instead
+    return _config_text(config)
+
+
+def _torch_dtype(out_dtype: Any, default: Any) -> Any:
+    if out_dtype is None:
+        return default
+    return out_dtype if isinstance(out_dtype, torch.dtype) else getattr(torch, dtype_name(out_dtype))
+
+
+def gemm_nt(a: Any, b: Any, out: Any, c: Any, out_dtype: Any, config: Any, stream: Any, bias: Any, alpha: float,
+            beta: float) -> Any:
+    """tilecast.gemm_nt as traced by torch.compile: through the custom ops."""
+    config = _traced_config(config, stream, "gemm_nt")
     if out is None:
-        if out_dtype is not None and not isinstance(out_dtype, torch.dtype):
-            out_dtype = getattr(torch, dtype_name(out_dtype))
-        return torch.ops.tilecast.gemm_nt(a, b, c, out_dtype, _config_text(config))
-    torch.ops.tilecast.gemm_nt_out(a, b, out, c, _config_text(config))
+        return torch.ops.tilecast.gemm_nt(a, b, c, bias, float(alpha), float(beta), _torch_dtype(out_dtype, None),
+                                          config)
+    torch.ops.tilecast.gemm_nt_out(a, b, out, c, bias, float(alpha), float(beta), config)
     return out
+
+
+def m_grouped_contiguous(a: Any, b: Any, d: Any, grouped_layout: Any, layout: str, out_dtype: Any, config: Any,
+                         stream: Any) -> Any:
+    """tilecast.m_grouped_bf16_gemm_nt_contiguous as traced by torch.compile."""
+    config = _traced_config(config, stream, "m_grouped_bf16_gemm_nt_contiguous")
+    if d is None:
+        d = a.new_empty((a.shape[0], b.shape[-2]), dtype=_torch_dtype(out_dtype, torch.bfloat16))
+    torch.ops.tilecast.m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout, config)
+    return d
+
+
+def m_grouped_masked(a: Any, b: Any, d: Any, masked_m: Any, expected_m: int, out_dtype: Any, config: Any,
+                     stream: Any) -> Any:
+    """tilecast.m_grouped_bf16_gemm_nt_masked as traced by torch.compile."""
+    config = _traced_config(config, stream, "m_grouped_bf16_gemm_nt_masked")
+    if d is None:
+        d = a.new_empty((*a.shape[:-1], b.shape[-2]), dtype=_torch_dtype(out_dtype, torch.bfloat16))
+    torch.ops.tilecast.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, config)
+    return d
+
+
+def k_grouped(a: Any, b: Any, d: Any, k_sizes: Any, c: Any, out_dtype: Any, config: Any, stream: Any) -> Any:
+    """tilecast.k_grouped_bf16_gemm_nt_contiguous as traced by torch.compile."""
+    config = _traced_config(config, stream, "k_grouped_bf16_gemm_nt_contiguous")
+    if c is not None and c is not d:
+        raise ValueError("tilecast.k_grouped_bf16_gemm_nt_contiguous: c must be d itself (D[g] += A_g @ B_g^T "
+                         "accumulates in place) or None")
+    if d is None:
+        d = a.new_empty((k_sizes.shape[0], a.shape[0], b.shape[0]), dtype=_torch_dtype(out_dtype, torch.bfloat16))
+    torch.ops.tilecast.k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, c is not None, config)
+    return d

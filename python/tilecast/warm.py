@@ -2,6 +2,8 @@
 
     python -m tilecast.warm --shape 4096,2112,7168 --shape 128,7168,2048,8 --threads 16
     python -m tilecast.warm --shape 4096,576,7168 --plan      # also print each shape's plan
+    python -m tilecast.warm --kind m_grouped_bf16_gemm_nt_masked --shape 256,4096,7168,32 --expected-m 20
+                                       # grouped: M,N,K,NUM_GROUPS (m: rows of a; masked: max_m)
 
 Run it as a module (`python -m`); from Python call tilecast.warm(problems, ...) instead.
 """
@@ -10,6 +12,7 @@ import argparse
 import sys
 
 import tilecast
+from tilecast._jit import KINDS
 
 
 def main(argv=None) -> int:
@@ -17,6 +20,12 @@ def main(argv=None) -> int:
     p.add_argument("--shape", action="append", default=[], metavar="M,N,K[,BATCH]", help="a GEMM (repeatable)")
     p.add_argument("--out", choices=("bf16", "fp32"), default="bf16", help="output dtype")
     p.add_argument("--with-c", action="store_true", help="with the addend C")
+    p.add_argument("--bias", choices=("bf16", "fp32"), default=None, help="with a bias of this dtype")
+    p.add_argument("--kind", choices=KINDS, default="gemm_nt",
+                   help="which call (the grouped ones take M,N,K,NUM_GROUPS)")
+    p.add_argument("--layout", choices=("row_index", "offsets"), default="row_index", help="m-grouped contiguous")
+    p.add_argument("--expected-m", type=int, default=None, help="m-grouped masked: the rows per expert expected")
+    p.add_argument("--accumulate", action="store_true", help="k-grouped: D += A_g @ B_g^T")
     p.add_argument("--config", default=None, help="config text, e.g. block=128x256x64,cluster=2x1")
     p.add_argument("--threads", type=int, default=None, help="compile threads (default: every CPU)")
     p.add_argument("--processes", type=int, default=None, help="compile in this many processes instead of threads")
@@ -37,13 +46,21 @@ def main(argv=None) -> int:
         if len(dims) not in (3, 4):
             p.error(f"--shape {text}: expected M,N,K[,BATCH]")
         m, n, k, *batch = dims
-        problems.append(dict(m=m, n=n, k=k, batch=batch[0] if batch else 1, out_dtype=args.out,
-                             with_c=args.with_c, config=args.config))
+        q = dict(m=m, n=n, k=k, out_dtype=args.out, config=args.config, kind=args.kind)
+        if args.kind == "gemm_nt":
+            q.update(batch=batch[0] if batch else 1, with_c=args.with_c, bias=args.bias)
+        else:
+            if not batch:
+                p.error(f"--shape {text}: {args.kind} wants M,N,K,NUM_GROUPS")
+            q.update(num_groups=batch[0])
+            q.update({"m_grouped_bf16_gemm_nt_contiguous": dict(layout=args.layout),
+                      "m_grouped_bf16_gemm_nt_masked": dict(expected_m=args.expected_m or m),
+                      "k_grouped_bf16_gemm_nt_contiguous": dict(accumulate=args.accumulate)}[args.kind])
+        problems.append(q)
     try:
         if args.plan:
             for q in problems:
-                print(tilecast.plan(q["m"], q["n"], q["k"], q["batch"], q["out_dtype"], q["with_c"], q["config"],
-                                    device=args.device))
+                print(tilecast.plan(**q, device=args.device))
         kernels = tilecast.warm(problems, threads=args.threads, cache_dir=args.cache_dir,
                                 progress=not args.no_progress, device=args.device, dry_run=args.dry_run,
                                 processes=args.processes)
