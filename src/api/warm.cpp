@@ -28,7 +28,8 @@ std::string describe_kernel(const GemmKernelSpec& s) {
   const uint32_t type = static_cast<uint32_t>(s.type);
   return std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + " st" + std::to_string(s.stages) + " c" +
          std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + (s.out == DType::kFP32 ? " fp32" : " bf16") +
-         (s.has_c ? " +C" : "") + " " + (type < 5 ? kTypes[type] : "?") +
+         (s.has_c ? " +C" : "") + (s.has_bias ? (s.bias_type == DType::kFP32 ? " +bias fp32" : " +bias bf16") : "") + " " +
+         (type < 5 ? kTypes[type] : "?") +
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
               : "") +
