@@ -485,8 +485,9 @@ def kgrouped_reference(a, b, sizes, m, n):
     return torch.stack(refs)
 
 
-KGROUPED = [  # group sizes (any K; 0 allowed), k of A and B (columns past the sizes' sum hold NaN), m, n
-    ([100, 0, 256, 37], 400, 256, 384),
+KGROUPED = [  # group sizes (multiples of 8, none of 64 but two; 0 allowed), k of A and B (columns past
+    # the sizes' sum hold NaN), m, n
+    ([104, 0, 256, 40], 400, 256, 384),
     ([4096, 1000, 3000], 8096, 512, 1024),
     ([64] * 8, 512, 2112, 576),
 ]
@@ -526,7 +527,7 @@ def test_k_grouped_graph_replays_with_new_sizes():
     d = poisoned(groups, m, n, dtype=torch.float32)
     tilecast.prepare_k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, c=d)
     graph = captured(lambda: tilecast.k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, c=d))
-    for sizes in ([512] * groups, [2048, 0, 0, 0], [1, 1000, 0, 777], [0] * groups):
+    for sizes in ([512] * groups, [2048, 0, 0, 0], [8, 1000, 0, 776], [0] * groups):
         c = randn(groups, m, n, dtype=torch.float32)
         d.copy_(c)
         k_sizes.copy_(torch.tensor(sizes, dtype=torch.int32))

@@ -124,8 +124,10 @@ def k_grouped_bf16_gemm_nt_contiguous(
        the sum are not read).
     d: [num_groups, m, n] bfloat16 or float32, or None to allocate it (out_dtype; num_groups =
        len(k_sizes)). A group of size 0 gets d[g] = 0 (unchanged when accumulating). Returned.
-    k_sizes: num_groups int32 on a's GPU, never read on the host, each >= 0, their sum <= k. Any
-       size: a group's last partial 64-column step is computed exactly, no padding needed.
+    k_sizes: num_groups int32 on a's GPU, never read on the host, each >= 0 and a multiple of 8
+       (each group starts on a 16-byte column, as TMA loads need; the kernel traps on others and
+       take_layout_fault_report() names the entry), their sum <= k. No multiple of 64 needed: a
+       group's last partial 64-column step is computed exactly.
     c: None, or d itself to accumulate (no other addend).
     config, stream: as tilecast.gemm_nt's.
 
