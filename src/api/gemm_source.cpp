@@ -34,7 +34,7 @@ std::string traits_name(const GemmKernelSpec& s) {
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? "_offsets" : "_rowindex")
               : "") +
-         (s.dynamic_units ? "_dynamic" : "");
+         (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "");
 }
 
 }  // namespace
@@ -57,6 +57,7 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
              s.contiguous_layout == ContiguousLayout::kOffsets ? "tilecast::ContiguousLayout::kOffsets"
                                                                : "tilecast::ContiguousLayout::kRowIndex")
       .field("kDynamicUnits", s.dynamic_units)
+      .field("kSplitK", s.split_k)
       .field("kSpecFingerprint", spec_fingerprint(s))
       .spec();
 }

@@ -6,11 +6,11 @@ namespace tilecast::plan {
 
 bool per_group_output(const GemmProblem& p) {
   return p.type == GemmType::kBatched || p.type == GemmType::kMGroupedMasked ||
-         p.type == GemmType::kKGroupedContiguous;
+         p.type == GemmType::kKGroupedContiguous || p.k_splits > 1;
 }
 
 TileKey TileKey::of(const GemmProblem& p, const TileWork& w) {
-  return {per_group_output(p) ? w.group : 0u, w.group, w.row, w.col, w.rows, w.cols};
+  return {per_group_output(p) ? w.d_group : 0u, w.group, w.row, w.col, w.rows, w.cols};
 }
 
 std::vector<TileKey> expected_tiles(const GemmProblem& p, uint32_t block_m, uint32_t block_n) {
@@ -21,6 +21,14 @@ std::vector<TileKey> expected_tiles(const GemmProblem& p, uint32_t block_m, uint
       for (uint32_t col = 0; col < p.n; col += block_n)
         tiles.push_back({output, group, row, col, std::min(block_m, end - row), std::min(block_n, p.n - col)});
   };
+  if (p.k_splits > 1) {
+    // Split-K (dense and batched): each slice's partial result of each batch, slice-major, as
+    // the workspace holds them.
+    const uint32_t batches = p.type == GemmType::kBatched ? p.num_groups : 1u;
+    for (uint32_t s = 0; s < p.k_splits; ++s)
+      for (uint32_t g = 0; g < batches; ++g) add_rows(s * batches + g, g, 0, p.m);
+    return tiles;
+  }
   switch (p.type) {
     case GemmType::kNormal:
       add_rows(0, 0, 0, p.m);

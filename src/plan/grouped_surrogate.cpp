@@ -50,7 +50,7 @@ uint64_t max_units(const GemmProblem& p, const TileConfig& c) {
   const uint64_t units_m = cdiv(cdiv(p.m, c.block_m), c.unit_tiles_m());  // of one grid of p.m rows
   switch (p.type) {
     case GemmType::kNormal:
-      return units_m * units_n;
+      return uint64_t{p.k_splits} * units_m * units_n;  // a grid per split-K slice
     case GemmType::kMGroupedContiguous:
       if (p.contiguous_layout == ContiguousLayout::kRowIndex) return units_m * units_n;  // one grid
       {
@@ -58,8 +58,8 @@ uint64_t max_units(const GemmProblem& p, const TileConfig& c) {
         const uint64_t holding = std::min<uint64_t>(p.num_groups, p.m);
         return (p.m + holding * (u - 1)) / u * units_n;
       }
-    default:  // batched, masked (max_m rows each), k-grouped: one grid of p.m rows per group
-      return uint64_t{p.num_groups} * units_m * units_n;
+    default:  // batched (per slice with split-K), masked (max_m rows each), k-grouped: a grid of p.m rows per group
+      return uint64_t{p.k_splits} * p.num_groups * units_m * units_n;
   }
 }
 

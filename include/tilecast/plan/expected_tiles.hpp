@@ -10,7 +10,9 @@
 namespace tilecast::plan {
 
 struct TileKey {
-  uint32_t output = 0;  // which D: the group for per-group outputs (batched, masked, k-grouped), else 0
+  // Which D: the group for per-group outputs (batched, masked, k-grouped), the partial result
+  // (slice * groups + group) with split-K, else 0.
+  uint32_t output = 0;
   uint32_t group = 0;
   uint32_t row = 0, col = 0;    // first row and column in D
   uint32_t rows = 0, cols = 0;  // rows and columns that belong to the tile

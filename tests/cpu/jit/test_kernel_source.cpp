@@ -75,6 +75,7 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   EXPECT_EQ(fields["kHasC"], "true");
   EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kBatched");
   EXPECT_EQ(fields["kDynamicUnits"], "true");
+  EXPECT_EQ(fields["kSplitK"], "false");
   EXPECT_EQ(fields["kContiguousLayout"], "tilecast::ContiguousLayout::kRowIndex");
   EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
   EXPECT_EQ(fields["kHasBias"], "false");

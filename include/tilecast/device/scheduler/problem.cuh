@@ -41,6 +41,10 @@ struct GemmProblem {
   // every group; k is the sum of the groups' K (their concatenation).
   uint32_t m = 0, n = 0, k = 0;
   uint32_t num_groups = 1;
+  // Split-K (kNormal, kBatched only; 1 for every other type): K is cut into k_splits slices, each
+  // one a k-group of the schedule with its own FP32 partial result (see split_k_slice).
+  uint32_t k_splits = 1;
+  uint32_t reserved_ = 0;  // explicit padding: the plan cache compares problems as bytes
   // kMGroupedContiguous: see ContiguousLayout. kMGroupedMasked: valid rows per expert.
   // kKGroupedContiguous: K of each group. Unused otherwise.
   const int32_t* group_data = nullptr;
@@ -51,6 +55,24 @@ TC_HOST_DEVICE constexpr bool has_group_grids(const GemmProblem& p) {
   return p.type == GemmType::kBatched || p.type == GemmType::kMGroupedMasked ||
          p.type == GemmType::kKGroupedContiguous ||
          (p.type == GemmType::kMGroupedContiguous && p.contiguous_layout == ContiguousLayout::kOffsets);
+}
+
+// Where split-K slice `slice` of K columns lies: every slice but the last spans the same whole
+// number of k-steps, the last ends at K (the TMA zero-fills its last box past the tensor's edge,
+// so no column of it needs clearing), and with fewer k-steps than slices the trailing slices are
+// empty (their partial result is zero).
+struct KSlice {
+  uint32_t begin = 0, size = 0;
+};
+TC_HOST_DEVICE constexpr uint32_t split_k_slice_cols(uint32_t k, uint32_t k_splits, uint32_t block_k) {
+  return ceil_div(ceil_div(k, block_k), k_splits) * block_k;
+}
+TC_HOST_DEVICE constexpr KSlice split_k_slice(uint32_t k, uint32_t k_splits, uint32_t block_k, uint32_t slice) {
+  const uint32_t cols = split_k_slice_cols(k, k_splits, block_k);
+  const uint64_t begin = uint64_t{slice} * cols;
+  if (begin >= k) return {k, 0};
+  const uint32_t b = static_cast<uint32_t>(begin);
+  return {b, k - b < cols ? k - b : cols};
 }
 
 }  // namespace tilecast

@@ -42,9 +42,12 @@ struct TileConfig {
   }
 };
 
-// One group's tile grid.
+// One group's tile grid. With split-K every (group, slice) pair has a grid of its own, walked
+// slice-major: grid index = slice * groups + group, which is also the partial result it writes.
 struct GroupGrid {
-  uint32_t group = 0;
+  uint32_t index = 0;       // position in the walk
+  uint32_t group = 0;       // batch, expert or k-group
+  uint32_t d_group = 0;     // D's group coordinate: the group, or with split-K the grid index
   uint32_t rows = 0;        // valid rows of the group
   uint32_t row_base = 0;    // the group's first row in A's and D's row space (kOffsets); else 0
   uint32_t k = 0;           // the group's K
@@ -59,6 +62,7 @@ struct GroupGrid {
 struct TileWork {
   bool valid = false;        // false: a phantom, it runs the k-steps and computes nothing
   uint32_t group = 0;        // batch, expert or k-group (expert of the rows for kRowIndex)
+  uint32_t d_group = 0;      // D's group coordinate: `group`, but with split-K the partial result's
   uint32_t m_block = 0;      // block coordinates in the group's grid
   uint32_t n_block = 0;
   uint32_t row = 0;          // first row in A's and D's row space (group-local for 3-D layouts)
@@ -85,7 +89,7 @@ class TileScheduler {
   // forward. Returns false when the problem has no such unit: the cluster's work is done.
   TC_HOST_DEVICE bool seek(uint32_t unit) {
     while (valid_ && unit >= grid_.first_unit + grid_.units()) {
-      valid_ = load_group(grid_.group + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
+      valid_ = load_group(grid_.index + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
     }
     if (!valid_) return false;
     unit_ = unit - grid_.first_unit;
@@ -110,7 +114,7 @@ class TileScheduler {
     for (uint32_t r = 0; r < cs.size(); ++r) {
       const TileWork peer = r == rank ? w : tile_at(m0 + cs.offset_m(r), n0 + cs.offset_n(r));
       any_valid = any_valid || peer.valid;
-      if (!w.valid || !peer.valid || peer.group != w.group) continue;
+      if (!w.valid || !peer.valid || peer.group != w.group || peer.d_group != w.d_group) continue;
       const uint16_t bit = static_cast<uint16_t>(1u << r);
       // Same rows of the same group: same A tile. Same columns of the same group: same B tile.
       if (cs.offset_m(r) == cs.offset_m(rank) && (c_.multicast_a || r == rank)) a_mask |= bit;
@@ -144,6 +148,7 @@ class TileScheduler {
   TC_HOST_DEVICE TileWork tile_at(uint32_t mb, uint32_t nb) const {
     TileWork w;
     w.group = grid_.group;
+    w.d_group = grid_.d_group;
     w.m_block = mb;
     w.n_block = nb;
     w.k_begin = grid_.k_base;
@@ -155,6 +160,7 @@ class TileScheduler {
       // Padding (-1), or a value naming no expert (group_data_check.cuh traps on those).
       if (expert < 0 || static_cast<uint32_t>(expert) >= p_.num_groups) return w;
       w.group = static_cast<uint32_t>(expert);
+      w.d_group = w.group;
     }
     w.valid = true;
     w.row = grid_.row_base + local_row;
@@ -164,15 +170,24 @@ class TileScheduler {
     return w;
   }
 
-  // Loads group g's grid; its units start at first_unit and its K columns at k_base.
-  TC_HOST_DEVICE bool load_group(uint32_t g, uint32_t first_unit, uint32_t k_base) {
-    const bool per_group = has_group_grids(p_);
-    if (g >= (per_group ? p_.num_groups : 1u)) return false;
+  // Loads grid `index` of the walk; its units start at first_unit and (k-grouped) its K columns at
+  // k_base.
+  TC_HOST_DEVICE bool load_group(uint32_t index, uint32_t first_unit, uint32_t k_base) {
+    const uint32_t groups = has_group_grids(p_) ? p_.num_groups : 1u;
+    if (index >= groups * p_.k_splits) return false;
     GroupGrid gr;
+    gr.index = index;
+    const uint32_t g = p_.k_splits == 1 ? index : index % groups;
     gr.group = g;
+    gr.d_group = index;
     gr.first_unit = first_unit;
     gr.rows = p_.m;
     gr.k = p_.k;
+    if (p_.k_splits != 1) {
+      const KSlice s = split_k_slice(p_.k, p_.k_splits, c_.block_k, index / groups);
+      gr.k_base = s.begin;
+      gr.k = s.size;
+    }
     switch (p_.type) {
       case GemmType::kMGroupedContiguous:
         if (p_.contiguous_layout == ContiguousLayout::kOffsets) {

@@ -41,6 +41,7 @@ struct GemmSm90Config {
   static constexpr GemmType kGemmType = kSpec.type;
   static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
+  static constexpr bool kSplitK = kSpec.split_k;
 
   static constexpr uint32_t kThreads = kGeo.threads;
   static constexpr uint32_t kConsumerWarps = kGeo.consumer_warps;
@@ -122,6 +123,7 @@ TC_HOST_DEVICE GemmProblem kernel_problem(const GemmParams& p) {
   // Constants, so that the scheduler's type and layout branches fold away.
   problem.type = Cfg::kGemmType;
   problem.contiguous_layout = Cfg::kContiguousLayout;
+  if constexpr (!Cfg::kSplitK) problem.k_splits = 1;
   return problem;
 }
 

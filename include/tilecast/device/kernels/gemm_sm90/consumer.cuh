@@ -108,6 +108,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     w.valid = (info.flags & kTileValid) != 0;
     w.num_k_steps = info.num_k_steps;
     w.group = info.group;
+    w.d_group = info.group;
     w.row = info.row;
     w.rows = info.rows;
     w.col = info.col;

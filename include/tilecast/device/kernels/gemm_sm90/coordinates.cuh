@@ -1,6 +1,7 @@
 // Where a tile's operands and output sit in the TMA tensors. All three tensors are 3-D
 // (inner dimension first): A {K, rows, groups}, B {K, N, groups}, D {N, rows, groups}, with one
-// group for the layouts that have none.
+// group for the layouts that have none. With split-K, D is the FP32 workspace and its groups are
+// the partial results (slice-major: slice * groups + group), which TileWork::d_group names.
 #pragma once
 
 #include "tilecast/device/scheduler/tile_scheduler.cuh"
@@ -16,6 +17,14 @@ TC_HOST_DEVICE constexpr bool b_per_group(GemmType t) {
 }
 TC_HOST_DEVICE constexpr bool d_per_group(GemmType t) {
   return t == GemmType::kBatched || t == GemmType::kMGroupedMasked || t == GemmType::kKGroupedContiguous;
+}
+
+// The group a tile-ring slot carries (TileInfo::group), from which the consumers and the epilogue
+// loader rebuild both TileWork::group and d_group: they are the same value except with split-K,
+// whose consumers need only D's (the workspace's) group, and for m-grouped contiguous tiles, whose
+// D has no group and whose epilogue needs the expert.
+TC_HOST_DEVICE constexpr uint32_t slot_group(GemmType t, const TileWork& w) {
+  return t == GemmType::kMGroupedContiguous ? w.group : w.d_group;
 }
 
 template <GemmType kType>
@@ -34,7 +43,7 @@ struct TileCoords {
   static TC_HOST_DEVICE void d(const TileWork& w, uint32_t row_offset, uint32_t col_offset, int32_t (&c)[3]) {
     c[0] = static_cast<int32_t>(w.col + col_offset);
     c[1] = static_cast<int32_t>(w.row + row_offset);
-    c[2] = d_per_group(kType) ? static_cast<int32_t>(w.group) : 0;
+    c[2] = d_per_group(kType) || kType == GemmType::kNormal ? static_cast<int32_t>(w.d_group) : 0;
   }
 };
 

@@ -305,7 +305,8 @@ class Epilogue {
   // below row_end, columns below w.cols.
   TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab,
                               bool narrow, uint32_t row_end, const SlabSource& src) {
-    Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (d_per_group(Cfg::kGemmType) ? uint64_t{w.group} * params_.d_batch : 0);
+    const bool grouped_d = d_per_group(Cfg::kGemmType) || Cfg::kGemmType == GemmType::kNormal;  // split-K: kNormal too
+    Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (grouped_d ? uint64_t{w.d_group} * params_.d_batch : 0);
 #pragma unroll
     for (uint32_t half = 0; half < 2; ++half) {
       const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);

@@ -55,6 +55,7 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
     if (!(info.flags & kTileValid)) continue;  // a phantom has no epilogue
     TileWork w;
     w.group = info.group;
+    w.d_group = info.group;
     w.row = info.row;
     w.rows = info.rows;
     w.col = info.col;

@@ -44,8 +44,9 @@ TC_DEVICE TC_FORCEINLINE TileInfo read_tile_info(const GemmSm90Smem<Cfg>& smem, 
   return t;
 }
 
+template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
-  return {w.valid ? kTileValid : 0u, w.num_k_steps, w.group, w.row, w.rows, w.col, w.cols, w.k_end - w.k_begin};
+  return {w.valid ? kTileValid : 0u, w.num_k_steps, slot_group(Cfg::kGemmType, w), w.row, w.rows, w.col, w.cols, w.k_end - w.k_begin};
 }
 
 // Loads one operand box into the same stage of every CTA in `mask` (just this CTA when the mask
@@ -74,7 +75,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       // producer more registers than its 56 (batched 4x1 clusters spilled).
       tiles.acquire(tile);
       const TileWork w = scheduler.work(step);
-      publish(smem, tiles, tile, tile_info(w));
+      publish(smem, tiles, tile, tile_info<Cfg>(w));
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
         ring.acquire(state);
         uint64_t* full = ring.full_barrier(state.stage);

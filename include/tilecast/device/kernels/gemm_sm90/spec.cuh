@@ -28,12 +28,17 @@ struct GemmKernelSpec {
   // cost the producer of the dynamic-unit 2x2 kernel a spill); kRowIndex (the default) otherwise.
   ContiguousLayout contiguous_layout = ContiguousLayout::kRowIndex;
   bool dynamic_units = false;        // units claimed from a global counter shared with a companion launch
+  // Split-K (kNormal, kBatched): GemmProblem::k_splits slices of K, each tile's partial sums
+  // stored in FP32 into the workspace D is then (no C, no bias, alpha 1); a reduce kernel sums
+  // the slices and applies the epilogue (kernels/split_k_reduce.cuh). Off, k_splits is 1 as a
+  // constant, and the scheduler's slice arithmetic folds away.
+  bool split_k = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
-           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units;
+           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k;
   }
 };
 
@@ -93,6 +98,11 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
     return "the dynamic-unit (companion) kernel with C or a bias spills registers above 192-wide tiles";
   if (heavy_epilogue(s.has_c, s.has_bias, s.out) && s.block_n > kWidestHeavyEpilogueBlockN)
     return "an epilogue with C and a bias, or either with FP32 output, spills registers above 192-wide tiles";
+  if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
+    return "split-K is for dense and batched GEMMs only";
+  if (s.split_k && (s.out != DType::kFP32 || s.has_c || s.has_bias))
+    return "a split-K kernel stores FP32 partial sums, with no C and no bias (the reduce kernel applies them)";
+  if (s.split_k && s.dynamic_units) return "split-K runs without a companion launch";
   return nullptr;
 }
 
@@ -112,7 +122,8 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
                              static_cast<uint32_t>(s.bias_type),
                              static_cast<uint32_t>(s.type),
                              static_cast<uint32_t>(s.contiguous_layout),
-                             s.dynamic_units ? 1u : 0u};
+                             s.dynamic_units ? 1u : 0u,
+                             s.split_k ? 1u : 0u};
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -136,6 +147,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.type = Traits::kGemmType;
   s.contiguous_layout = Traits::kContiguousLayout;
   s.dynamic_units = Traits::kDynamicUnits;
+  s.split_k = Traits::kSplitK;
   return s;
 }
 
