@@ -24,6 +24,9 @@
 
 namespace tilecast {
 
+// Most split-K slices a GEMM may be cut into.
+inline constexpr uint32_t kMaxKSplits = 32;
+
 // Overrides for tests and benchmarks. Zero (or -1) fields are left to the heuristic.
 struct GemmConfig {
   uint32_t block_m = 0, block_n = 0, block_k = 0;
@@ -36,6 +39,9 @@ struct GemmConfig {
   // With clusters of 4, 12 of an H200's 132 SMs cannot hold a cluster. A companion launch of
   // smaller clusters on a forked stream takes them, sharing the work through an atomic counter.
   int companion = -1;                     // 0 off, 1 on
+  // Split-K (dense and batched GEMMs): K cut into this many slices, summed in a fixed order by a
+  // reduce kernel (bit-identical run to run). 0: the planner's choice, 1: off, 2..kMaxKSplits.
+  uint32_t k_splits = 0;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -63,7 +69,7 @@ void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, cons
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c = nullptr,
              const GemmConfig& config = {});
 
-// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1" (any
+// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

@@ -70,9 +70,10 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "swizzle") cfg.swizzle = parse_u32(key, v);
     else if (key == "max_sms") cfg.max_sms = parse_u32(key, v);
     else if (key == "companion") cfg.companion = parse_switch(key, v);
+    else if (key == "k_splits") cfg.k_splits = parse_u32(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
-                  "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion)");
+                  "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits)");
   }
   return cfg;
 }
@@ -90,6 +91,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.swizzle != d.swizzle) s << ",swizzle=" << c.swizzle;
   if (c.max_sms != d.max_sms) s << ",max_sms=" << c.max_sms;
   if (c.companion != d.companion) s << ",companion=" << c.companion;
+  if (c.k_splits != d.k_splits) s << ",k_splits=" << c.k_splits;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

@@ -34,6 +34,25 @@ constexpr uint32_t kDefaultSwizzle = 8;
 constexpr uint32_t kMaxSwizzle = 64;
 // The planner's row blocks: 64 (one consumer warpgroup) and 128 (two).
 constexpr uint32_t kBlockMs[] = {64, 128};
+// 64-row tiles (one consumer warpgroup) ran at about half the rate of 128-row ones on the H200
+// (issue #12: one warpgroup cannot keep the tensor cores fed between its wgmma waits).
+constexpr double kOneWarpgroupSlowdown = 2.0;
+// One SM's stream of operand bytes that come from HBM (first touches; the rest hit L2): measured
+// on the H200, 128x576x7168 ran its 4 CTAs of 128x144 in 35 us, each pulling 112 k-steps of an
+// 18 KiB B tile from HBM: 57 GB/s per SM (bench/results/2026-12-01-h200-epilogue.md). So a
+// problem of few tiles cannot reach the roofline however fast the tensor cores are, and a split
+// puts more SMs on the stream.
+constexpr double kSmHbmStreamBytesPerS = 57e9;
+// Split-K counts the planner weighs (each up to the k-steps of K / kMinSliceKSteps).
+constexpr uint32_t kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+// A slice shorter than this fills and drains the operand ring with nothing to overlap.
+constexpr uint32_t kMinSliceKSteps = 4;
+// The reduce kernel's fixed cost: its launch behind the GEMM on the same stream and its one short
+// wave (about 2 us between dependent launches on the H200, plus the ramp of a memory-bound
+// kernel): a stated figure, to be calibrated by the splitk bench suite.
+constexpr double kReduceLaunchUs = 3.0;
+// A workspace up to this fraction of L2 is written and read back there, not through HBM.
+constexpr double kWorkspaceL2Fraction = 0.5;
 
 std::string widths_list() {
   std::string s;
@@ -88,9 +107,9 @@ double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
 // The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
 // what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
 // of grouped_surrogate.hpp.
-std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate, const DeviceFacts& f,
+std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_surrogate, const DeviceFacts& f,
                                  const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,
-                                 std::string& misfit) {
+                                 uint32_t splits, std::string& misfit) {
   GemmKernelSpec k;
   k.block_m = bm;
   k.block_n = bn;
@@ -104,6 +123,16 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate
   if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
   // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
   k.dynamic_units = o.companion == 1 && cs.size() == 4;
+  GemmProblem surrogate = unsplit_surrogate;
+  if (splits > 1) {
+    // The GEMM stores FP32 partial sums into the workspace; the reduce kernel applies the rest.
+    k.split_k = true;
+    k.out = DType::kFP32;
+    k.has_c = k.has_bias = false;
+    k.bias_type = DType::kFP32;
+    k.dynamic_units = false;
+    surrogate.k_splits = splits;
+  }
   k.stages = o.stages ? o.stages : deepest_stages(k);
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
@@ -115,10 +144,12 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate
   plan.main.kernel = k;
   plan.schedule = schedule_of(k, o);
   plan.sm_budget = sm_budget(f, o);
+  plan.k_splits = splits;
+  plan.desc.problem.k_splits = splits;
 
   // Size the grid as a persistent launch: as many clusters as fit, but never more than the most
   // units any group data of these sizes can give (grouped_surrogate.hpp; exact for dense shapes).
-  const uint64_t units = std::max<uint64_t>(max_units(d.problem, plan.schedule), 1);
+  const uint64_t units = std::max<uint64_t>(max_units(plan.desc.problem, plan.schedule), 1);
   if (units > UINT32_MAX) {
     misfit = "the problem has more than 2^32 units of work for block " + std::to_string(bm) + "x" + std::to_string(bn);
     return std::nullopt;
@@ -139,11 +170,30 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& surrogate
   const double k_step_s = 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k);
   c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
+  if (k.consumer_warpgroups == 1) c.mma_us *= kOneWarpgroupSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
   c.l2_us = static_cast<double>(c.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12) * 1e6;
-  c.hbm_us = hbm_bytes(surrogate, d.out, d.has_c) / (f.hbm_tb_per_s * 1e12) * 1e6;
-  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us});
+  const double hbm_bps = f.hbm_tb_per_s * 1e12;
+  // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
+  const double step_bytes = (static_cast<double>(bm) + bn) * kGemmBlockK * 2;
+  const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
+                                               std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
+  c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes * first_touch / kSmHbmStreamBytesPerS * 1e6;
+  if (splits == 1) {
+    c.hbm_us = hbm_bytes(surrogate, d.out, d.has_c) / hbm_bps * 1e6;
+  } else {
+    // The workspace is written by the GEMM and read back by the reduce kernel, at L2's rate
+    // where it fits there; A and B move once, C and D once in the reduce kernel.
+    const double ws = static_cast<double>(plan.workspace_bytes());
+    const double ws_bps = ws <= kWorkspaceL2Fraction * static_cast<double>(f.l2_bytes) ? f.l2_tb_per_s * 1e12 : hbm_bps;
+    const double operands = hbm_bytes(unsplit_surrogate, d.out, false) -
+                            static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
+    const double d_bytes = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
+    c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
+    c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
+  }
+  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us;
   c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
   return plan;
 }
@@ -232,6 +282,10 @@ void check_overrides(const GemmConfig& o) {
   if (o.swizzle > kMaxSwizzle)
     fail("swizzle " + std::to_string(o.swizzle) + " is not in 1.." + std::to_string(kMaxSwizzle) + " (0: " +
          std::to_string(kDefaultSwizzle) + ")");
+  if (o.k_splits > kMaxKSplits)
+    fail("k_splits " + std::to_string(o.k_splits) + " is not in 0 (the planner's choice), 1 (off) or 2.." +
+         std::to_string(kMaxKSplits));
+  if (o.k_splits > 1 && o.companion == 1) fail("k_splits " + std::to_string(o.k_splits) + " runs without a companion launch (companion=1)");
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));
@@ -257,18 +311,32 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
   else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
 
+  const bool splittable = p.type == GemmType::kNormal || p.type == GemmType::kBatched;
+  if (o.k_splits > 1 && !splittable)
+    throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
+  if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
+  std::vector<uint32_t> splits{1};
+  if (o.k_splits > 1) {
+    splits = {o.k_splits};
+  } else if (o.k_splits == 0 && splittable && o.companion != 1) {
+    for (uint32_t s : kSplitCandidates)
+      if (s * kMinSliceKSteps <= ceil_div(p.k, kGemmBlockK)) splits.push_back(s);
+  }
+
   std::vector<GemmPlan> out;
   std::string misfit;  // why the last candidate that could not run could not
-  for (uint32_t bm : bms)
-    for (uint32_t bn : bns)
-      for (const ClusterShape& cs : clusters) {
-        if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
-        if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, misfit)) out.push_back(std::move(*plan));
-      }
+  for (uint32_t s : splits)
+    for (uint32_t bm : bms)
+      for (uint32_t bn : bns)
+        for (const ClusterShape& cs : clusters) {
+          if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
+          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, misfit)) out.push_back(std::move(*plan));
+        }
   if (out.empty()) throw Error("config: " + (misfit.empty() ? std::string("no candidate") : misfit));
   std::stable_sort(out.begin(), out.end(), [](const GemmPlan& a, const GemmPlan& b) {
     const double ta = a.cost.total_us, tb = b.cost.total_us;
     if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;
+    if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
     if (ka.cluster.size() != kb.cluster.size()) return ka.cluster.size() < kb.cluster.size();
     if (ka.block_m * ka.block_n != kb.block_m * kb.block_n) return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
@@ -281,6 +349,13 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
 
 GemmPlan plan_gemm(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o) { return rank_plans(d, f, o).front(); }
 
+uint32_t GemmPlan::workspace_ld() const { return (desc.problem.n + 3) / 4 * 4; }
+
+uint64_t GemmPlan::workspace_bytes() const {
+  if (k_splits <= 1) return 0;
+  return uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
+}
+
 std::string GemmPlan::describe() const {
   const GemmKernelSpec& k = main.kernel;
   std::ostringstream s;
@@ -288,6 +363,7 @@ std::string GemmPlan::describe() const {
     << "x" << k.cluster.n << " mc " << (schedule.multicast_a ? "A" : "-") << (schedule.multicast_b ? "B" : "-")
     << " clusters " << main.clusters;
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
+  if (k_splits > 1) s << " split-K " << k_splits;
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
   s << est;
@@ -299,9 +375,9 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
   if (ranked.empty()) return "no plan\n";
   s << "chosen: " << ranked.front().describe() << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%4s %-9s %6s %7s %3s %9s %5s %6s %9s %8s %8s %8s %10s %10s\n", "rank", "tile",
-                "stages", "cluster", "mc", "clusters", "SMs", "waves", "est us", "mma us", "L2 us", "HBM us",
-                "L2->SM MB", "unicast MB");
+  std::snprintf(line, sizeof line, "%4s %-9s %6s %7s %3s %6s %9s %5s %6s %9s %8s %8s %8s %9s %9s %10s %10s\n", "rank",
+                "tile", "stages", "cluster", "mc", "splits", "clusters", "SMs", "waves", "est us", "mma us", "L2 us",
+                "HBM us", "stream us", "reduce us", "L2->SM MB", "unicast MB");
   s << line;
   for (size_t i = 0; i < ranked.size() && i <= alternatives; ++i) {
     const GemmPlan& p = ranked[i];
@@ -311,10 +387,12 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
     std::snprintf(cluster, sizeof cluster, "%ux%u%s", k.cluster.m, k.cluster.n, p.companion ? "+c" : "");
     const uint32_t sms = p.main.clusters * k.cluster.size() +
                          (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);
-    std::snprintf(line, sizeof line, "%4zu %-9s %6u %7s %1s%1s  %9u %5u %6.2f %9.1f %8.1f %8.1f %8.1f %10.1f %10.1f\n",
-                  i + 1, tile, k.stages, cluster, p.schedule.multicast_a ? "A" : "-", p.schedule.multicast_b ? "B" : "-",
-                  p.main.clusters, sms, p.cost.waves, p.cost.total_us, p.cost.mma_us, p.cost.l2_us, p.cost.hbm_us,
-                  p.cost.l2_to_sm_bytes / 1e6, p.cost.l2_to_sm_bytes_unicast / 1e6);
+    std::snprintf(line, sizeof line,
+                  "%4zu %-9s %6u %7s %1s%1s  %6u %9u %5u %6.2f %9.1f %8.1f %8.1f %8.1f %9.1f %9.1f %10.1f %10.1f\n", i + 1,
+                  tile, k.stages, cluster, p.schedule.multicast_a ? "A" : "-", p.schedule.multicast_b ? "B" : "-",
+                  p.k_splits, p.main.clusters, sms, p.cost.waves, p.cost.total_us, p.cost.mma_us, p.cost.l2_us,
+                  p.cost.hbm_us, p.cost.stream_us, p.cost.reduce_us, p.cost.l2_to_sm_bytes / 1e6,
+                  p.cost.l2_to_sm_bytes_unicast / 1e6);
     s << line;
   }
   if (ranked.size() > alternatives + 1) s << "(" << ranked.size() - alternatives - 1 << " more)\n";

@@ -57,6 +57,10 @@ struct CostEstimate {
   double mma_us = 0;   // the busiest cluster's k-steps at the tensor cores' rate (shared-memory bound included)
   double l2_us = 0;    // L2 -> SM operand bytes at the device's L2 bandwidth
   double hbm_us = 0;   // each operand and output once through HBM
+  double stream_us = 0;  // the busiest CTA's operand bytes at one SM's streaming rate
+  // Split-K: the reduce kernel (its launch behind the GEMM, then the partial sums read, C read,
+  // D written), which runs after the GEMM and adds to its time. 0 without split-K.
+  double reduce_us = 0;
   double total_us = 0;
   double waves = 0;    // units per cluster of the launch(es)
   uint64_t l2_to_sm_bytes = 0;          // with multicast as planned
@@ -73,7 +77,16 @@ struct GemmPlan {
   // the unit is main's cluster).
   TileConfig schedule;
   uint32_t sm_budget = 0;  // SMs the plan may use (GemmConfig::max_sms, else all)
+  // Split-K slices (1: none). With more, main.kernel stores FP32 partial sums of each slice into
+  // the workspace, and the reduce kernel sums them and applies desc's epilogue into D.
+  uint32_t k_splits = 1;
   CostEstimate cost;
+
+  // Bytes of the split-K workspace: k_splits x batch x m x workspace_ld() FP32 (0 without).
+  uint64_t workspace_bytes() const;
+  // Elements between rows of a partial result: n rounded up to 16 bytes, so that every row of the
+  // workspace starts where a TMA store and the reduce kernel's 16-byte loads may.
+  uint32_t workspace_ld() const;
 
   GemmGeometry geometry() const { return gemm_geometry(main.kernel); }
   std::string describe() const;  // one line: tile, stages, cluster, multicast, grid, companion, estimate
@@ -82,8 +95,8 @@ struct GemmPlan {
 // Throws tilecast::Error naming the field and its valid range when an override is out of range.
 void check_overrides(const GemmConfig& overrides);
 
-// Every plan the cost model weighed, cheapest first (ties within 2%: the smaller cluster, then
-// the wider tile). Fields of `overrides` that are set are taken as given; an impossible override
+// Every plan the cost model weighed, cheapest first (ties within 2%: fewer split-K slices, the
+// smaller cluster, then the wider tile). Fields of `overrides` that are set are taken as given; an impossible override
 // throws tilecast::Error.
 std::vector<GemmPlan> rank_plans(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
 
