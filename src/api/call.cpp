@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "api/prepared.hpp"
+#include "api/split_k.hpp"
 #include "api/validate.hpp"
 #include "jit/launch.hpp"
 #include "jit/tma.hpp"
@@ -54,7 +55,24 @@ struct PreparedCall {
   std::shared_ptr<const PreparedGemm> gemm;
   TmaDescriptor a, b, d, d_narrow, c, c_narrow, bias;
   GemmParams params;
+  // Split-K: the GEMM's D is the workspace of the stream it runs on, which the descriptors and
+  // parameters name; a call on another stream re-aims them (only this thread's call cache holds
+  // the call, hence mutable).
+  mutable void* workspace = nullptr;
+  mutable SplitKReduceParams reduce;
 };
+
+// The split GEMM's D: the workspace as k_splits x batch FP32 matrices of m x ws_ld.
+MatrixView workspace_view(const plan::GemmPlan& plan, void* data) {
+  MatrixView v;
+  v.data = data;
+  v.dtype = DType::kFP32;
+  v.rows = plan.desc.problem.m;
+  v.cols = plan.desc.problem.n;
+  v.row_stride = plan.workspace_ld();
+  v.batch = int64_t{plan.k_splits} * plan.desc.problem.num_groups;
+  return v;
+}
 
 PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::GemmDesc& desc, const CallArgs& args) {
   const MatrixView &a = args.a, &b = args.b, &d = args.d;
@@ -62,14 +80,20 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   const GemmGeometry& g = gemm->geometry;
   call.a = descriptor(a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(b, g.b_box, jit::TmaSwizzle::k128B);
-  call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
-  call.d_narrow = g.narrow_slab_cols ? descriptor(d, g.d_narrow_box, jit::TmaSwizzle::kNone) : call.d;
-  call.c = desc.has_c ? descriptor(args.c, g.c_box, jit::TmaSwizzle::k128B) : call.d;
-  call.c_narrow = desc.has_c && g.narrow_slab_cols ? descriptor(args.c, g.c_narrow_box, jit::TmaSwizzle::kNone) : call.d;
-  call.bias = desc.has_bias ? bias_descriptor(args.bias, g.bias_box) : call.d;
+  if (gemm->plan.k_splits > 1) {
+    // The kernel reads no C and no bias, and its D is the workspace (aim_at_workspace).
+    call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;
+  } else {
+    call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
+    call.d_narrow = g.narrow_slab_cols ? descriptor(d, g.d_narrow_box, jit::TmaSwizzle::kNone) : call.d;
+    call.c = desc.has_c ? descriptor(args.c, g.c_box, jit::TmaSwizzle::k128B) : call.d;
+    call.c_narrow = desc.has_c && g.narrow_slab_cols ? descriptor(args.c, g.c_narrow_box, jit::TmaSwizzle::kNone) : call.d;
+    call.bias = desc.has_bias ? bias_descriptor(args.bias, g.bias_box) : call.d;
+  }
 
   GemmParams& p = call.params;
   p.problem = desc.problem;  // with this call's group data: the cached plan holds sizes only
+  p.problem.k_splits = gemm->plan.k_splits;
   p.schedule = gemm->plan.schedule;
   p.num_clusters = gemm->plan.main.clusters;
   p.alpha = args.alpha;
@@ -80,8 +104,62 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   p.wait = wait_bound(wait_timeout_ns(), gemm->device->wait_record_device());
   p.layout_fault = gemm->device->layout_fault_record_device();
   if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;
+  if (gemm->plan.k_splits > 1) {
+    // The GEMM stores plain partial sums (its kernel has no C and no bias); the reduce kernel
+    // applies the call's epilogue. D's descriptors and pointer are the workspace's, set at launch.
+    p.alpha = 1.0f;
+    p.beta = 0.0f;
+    SplitKReduceParams& r = call.reduce;
+    const plan::GemmPlan& plan = gemm->plan;
+    r.k_splits = plan.k_splits;
+    r.batches = plan.desc.problem.num_groups;
+    r.m = plan.desc.problem.m;
+    r.n = plan.desc.problem.n;
+    r.ws_ld = plan.workspace_ld();
+    r.ws_batch = r.ws_ld * r.m;
+    r.ws_slice = r.ws_batch * r.batches;
+    r.d = d.data;
+    r.ldd = static_cast<uint64_t>(d.ld());
+    r.d_batch = static_cast<uint64_t>(d.batch_step());
+    if (desc.has_c) {
+      r.c = args.c.data;
+      r.ldc = static_cast<uint64_t>(args.c.ld());
+      r.c_batch = static_cast<uint64_t>(args.c.batch_step());
+    }
+    r.bias = desc.has_bias ? args.bias.data : nullptr;
+    r.alpha = args.alpha;
+    r.beta = args.beta;
+  }
   call.gemm = std::move(gemm);
   return call;
+}
+
+bool capturing(cudaStream_t stream);
+
+// Points a split call at `stream`'s workspace: from the device's per-stream buffers, grown (by
+// a new allocation) only outside a capture.
+void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
+  const PreparedGemm& g = *call.gemm;
+  const uint64_t bytes = g.plan.workspace_bytes();
+  void* ws = g.device->find_workspace(stream, bytes);
+  if (!ws) {
+    if (capturing(stream))
+      throw Error("gemm: split-K needs a workspace of " + std::to_string(bytes) +
+                  " bytes on the capturing stream, which has none that large yet (allocating cannot be captured): "
+                  "run the same call once on this stream before the capture, or pass config k_splits=1");
+    ws = g.device->grow_workspace(stream, bytes);
+  }
+  if (ws == call.workspace) return;
+  const MatrixView v = workspace_view(g.plan, ws);
+  PreparedCall& c = const_cast<PreparedCall&>(call);
+  c.d = descriptor(v, g.geometry.d_box, jit::TmaSwizzle::k128B);
+  c.d_narrow = g.geometry.narrow_slab_cols ? descriptor(v, g.geometry.d_narrow_box, jit::TmaSwizzle::kNone) : c.d;
+  c.c = c.c_narrow = c.bias = c.d;  // never read: the split kernel has no C and no bias
+  c.params.d_ptr = ws;
+  c.params.ldd = static_cast<uint64_t>(v.ld());
+  c.params.d_batch = static_cast<uint64_t>(v.batch_step());
+  call.reduce.workspace = static_cast<const float*>(ws);
+  call.workspace = ws;
 }
 
 jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
@@ -92,6 +170,15 @@ jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch&
 void launch(const PreparedCall& call, cudaStream_t stream) {
   const PreparedGemm& g = *call.gemm;
   const plan::GemmPlan& plan = g.plan;
+  if (plan.k_splits > 1) {
+    aim_at_workspace(call, stream);
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+                       call.c_narrow, call.bias, call.params);
+    const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
+                               dim3(kReduceThreads), dim3(1), 0, stream};
+    jit::launch_kernel(*g.reduce, rc, call.reduce);
+    return;
+  }
   if (!plan.companion) {
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);

@@ -1,5 +1,6 @@
 #include "api/device_state.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -60,6 +61,18 @@ struct DeviceState::CounterBlock {
   static constexpr uint32_t kPairs = 256;
 };
 
+// Buffers are never freed (a captured graph may replay with any of them): the library keeps them
+// until exit, as it keeps the counters.
+struct DeviceState::Workspaces {
+  struct Buffer {
+    void* data = nullptr;
+    uint64_t bytes = 0;
+  };
+  std::map<cudaStream_t, Buffer> by_stream;
+  std::vector<void*> retired;
+  uint64_t prepared_bytes = 0;
+};
+
 namespace {
 
 std::mutex& states_mutex() {
@@ -95,6 +108,7 @@ DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device
   check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate");
   host_mapped(record_host_, record_device_);
   host_mapped(fault_host_, fault_device_);
+  workspaces_ = new Workspaces;
   counters_ = new CounterBlock;
   check(cudaMalloc(reinterpret_cast<void**>(&counters_->device), CounterBlock::kPairs * 2 * sizeof(uint32_t)),
         "cudaMalloc");
@@ -111,6 +125,29 @@ uint32_t* DeviceState::unit_counters(cudaStream_t stream) {
     it = counters_->slot.emplace(stream, static_cast<uint32_t>(counters_->slot.size())).first;
   }
   return counters_->device + 2 * it->second;
+}
+
+void* DeviceState::find_workspace(cudaStream_t stream, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  auto it = workspaces_->by_stream.find(stream);
+  return it != workspaces_->by_stream.end() && it->second.bytes >= bytes ? it->second.data : nullptr;
+}
+
+void* DeviceState::grow_workspace(cudaStream_t stream, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  Workspaces::Buffer& b = workspaces_->by_stream[stream];
+  if (b.bytes >= bytes) return b.data;
+  const uint64_t size = std::max(bytes, workspaces_->prepared_bytes);
+  void* data = nullptr;
+  check(cudaMalloc(&data, size), "cudaMalloc (split-K workspace)");
+  if (b.data) workspaces_->retired.push_back(b.data);
+  b = {data, size};
+  return data;
+}
+
+void DeviceState::note_workspace(uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  workspaces_->prepared_bytes = std::max(workspaces_->prepared_bytes, bytes);
 }
 
 }  // namespace tilecast::api

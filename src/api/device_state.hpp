@@ -35,6 +35,16 @@ class DeviceState {
   // A pair of counters (next unit, finished clusters), zero between GEMMs, for the GEMMs that run
   // on `stream`. Pairs are kept per stream so that GEMMs on concurrent streams never share one.
   uint32_t* unit_counters(cudaStream_t stream);
+  // The split-K workspace of the GEMMs on `stream`, if it holds `bytes`; else null. Workspaces are
+  // kept per stream, so that split GEMMs on concurrent streams never share one (a graph captured
+  // from a stream uses that stream's).
+  void* find_workspace(cudaStream_t stream, uint64_t bytes);
+  // Makes `stream`'s workspace hold `bytes` (and at least what every prepared plan needs), by a
+  // new allocation: never under capture (the caller checks). The old buffer is kept alive, as a
+  // captured graph may still use it.
+  void* grow_workspace(cudaStream_t stream, uint64_t bytes);
+  // prepare(): the largest workspace a prepared plan needs, which every new workspace holds.
+  void note_workspace(uint64_t bytes);
   // Serialises companion launches (they share the side stream and the events).
   std::mutex& launch_mutex() { return launch_mutex_; }
 
@@ -51,6 +61,8 @@ class DeviceState {
   std::mutex mutex_, launch_mutex_;
   struct CounterBlock;
   CounterBlock* counters_ = nullptr;
+  struct Workspaces;
+  Workspaces* workspaces_ = nullptr;
 };
 
 }  // namespace tilecast::api

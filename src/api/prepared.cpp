@@ -8,6 +8,7 @@
 
 #include "api/gemm_source.hpp"
 #include "api/lru_cache.hpp"
+#include "api/split_k.hpp"
 #include "jit/runtime.hpp"
 
 namespace tilecast::api {
@@ -59,6 +60,10 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   jit::Runtime& jit = jit::Runtime::instance();
   p->main = &jit.kernel(gemm_kernel_source(p->plan.main.kernel));
   p->main->ensure_dynamic_smem(p->geometry.smem.launch_bytes);
+  if (p->plan.k_splits > 1) {
+    p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
+    dev.note_workspace(p->plan.workspace_bytes());
+  }
   if (p->plan.companion) {
     p->companion = &jit.kernel(gemm_kernel_source(p->plan.companion->kernel));
     p->companion->ensure_dynamic_smem(p->geometry.smem.launch_bytes);

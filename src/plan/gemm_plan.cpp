@@ -51,6 +51,10 @@ constexpr uint32_t kMinSliceKSteps = 4;
 // wave (about 2 us between dependent launches on the H200, plus the ramp of a memory-bound
 // kernel): a stated figure, to be calibrated by the splitk bench suite.
 constexpr double kReduceLaunchUs = 3.0;
+// Split-K is weighed only for problems with fewer of the largest tiles (128 x 256) than SMs: with
+// a wave of those or more every SM has a tile and its K, and a split only adds the workspace's
+// traffic (it also keeps planning 8192^3 as fast as before).
+constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
 
@@ -318,21 +322,30 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::vector<uint32_t> splits{1};
   if (o.k_splits > 1) {
     splits = {o.k_splits};
-  } else if (o.k_splits == 0 && splittable && o.companion != 1) {
+  } else if (o.k_splits == 0 && splittable && o.companion != 1 &&
+             uint64_t{ceil_div(p.m, kSplitTileM)} * ceil_div(p.n, kSplitTileN) * p.num_groups < f.num_sms) {
     for (uint32_t s : kSplitCandidates)
       if (s * kMinSliceKSteps <= ceil_div(p.k, kGemmBlockK)) splits.push_back(s);
   }
 
   std::vector<GemmPlan> out;
   std::string misfit;  // why the last candidate that could not run could not
-  for (uint32_t s : splits)
+  std::string first_misfit;  // the same, for the first split count (1 unless forced)
+  bool first_fits = false;
+  for (uint32_t s : splits) {
     for (uint32_t bm : bms)
       for (uint32_t bn : bns)
         for (const ClusterShape& cs : clusters) {
           if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
           if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, misfit)) out.push_back(std::move(*plan));
         }
-  if (out.empty()) throw Error("config: " + (misfit.empty() ? std::string("no candidate") : misfit));
+    if (s == splits.front()) {
+      first_fits = !out.empty();
+      first_misfit = misfit;
+    }
+  }
+  // Split-K is a speed choice, never a way round an override that the unsplit kernel refuses.
+  if (!first_fits) throw Error("config: " + (first_misfit.empty() ? std::string("no candidate") : first_misfit));
   std::stable_sort(out.begin(), out.end(), [](const GemmPlan& a, const GemmPlan& b) {
     const double ta = a.cost.total_us, tb = b.cost.total_us;
     if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;

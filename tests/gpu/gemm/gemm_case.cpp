@@ -31,6 +31,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
   if (config.companion == 1) s += "_companion";
+  if (config.k_splits) s += "_splits" + std::to_string(config.k_splits);
   return s;
 }
 

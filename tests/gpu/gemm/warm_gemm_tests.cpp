@@ -11,6 +11,7 @@
 #include "api/warm.hpp"
 #include "gemm_cases.hpp"
 #include "grouped_cases.hpp"
+#include "split_k_cases.hpp"
 
 int main(int argc, char** argv) {
   using namespace tilecast;
@@ -21,7 +22,8 @@ int main(int argc, char** argv) {
                           : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),
-                                {test::graph_other_buffers_case(), test::graph_unprepared_case()}};
+                                {test::graph_other_buffers_case(), test::graph_unprepared_case()},
+                                test::split_k_cases(), test::split_k_graph_cases()};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
   auto grouped = only_small ? std::vector<std::vector<test::GroupedCase>>{test::grouped_small_cases()}

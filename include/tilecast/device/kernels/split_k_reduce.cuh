@@ -1,0 +1,56 @@
+// The split-K reduce: D = alpha * sum over slices of the FP32 partial results + beta * C + bias,
+// the GEMM epilogue's meaning (epilogue.cuh), converted to D's dtype.
+//
+// The workspace holds [k_splits][batches][m][ld] FP32 partial sums (the split-K GEMM's D). Each
+// thread owns four adjacent columns of one row: it reads them with one 16-byte load per slice
+// (ld is a multiple of 4 and the workspace 256-byte aligned, so every such load is aligned) and
+// sums the slices in slice order, always, so that the same input gives the same bits run after
+// run; no atomics. A row's last columns past a multiple of 4 go element by element.
+#pragma once
+
+#include <cuda/std/type_traits>
+#include <cuda_bf16.h>
+
+#include "tilecast/device/dtype.cuh"
+#include "tilecast/device/kernels/split_k_reduce_params.cuh"
+
+namespace tilecast {
+
+template <class Traits>
+__global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __grid_constant__ SplitKReduceParams p) {
+  using Out = cuda::std::conditional_t<Traits::kOutput == DType::kFP32, float, __nv_bfloat16>;
+  using Bias = cuda::std::conditional_t<Traits::kBiasType == DType::kFP32, float, __nv_bfloat16>;
+  const uint32_t groups_per_row = ceil_div(p.n, kReduceVector);
+  const uint64_t items = uint64_t{p.batches} * p.m * groups_per_row;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items; i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t col = static_cast<uint32_t>(i % groups_per_row) * kReduceVector;
+    const uint64_t row_index = i / groups_per_row;  // batch * m + row
+    const uint32_t row = static_cast<uint32_t>(row_index % p.m);
+    const uint32_t batch = static_cast<uint32_t>(row_index / p.m);
+    const float* src = p.workspace + batch * p.ws_batch + row * p.ws_ld + col;
+    float4 sum = *reinterpret_cast<const float4*>(src);
+    for (uint32_t s = 1; s < p.k_splits; ++s) {
+      const float4 v = *reinterpret_cast<const float4*>(src + s * p.ws_slice);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const float acc[kReduceVector] = {sum.x, sum.y, sum.z, sum.w};
+    Out* d = static_cast<Out*>(p.d) + batch * p.d_batch + row * p.ldd + col;
+    const Out* c = static_cast<const Out*>(p.c) + batch * p.c_batch + row * p.ldc + col;
+    const Bias* bias = static_cast<const Bias*>(p.bias) + col;
+    const uint32_t cols = p.n - col < kReduceVector ? p.n - col : kReduceVector;
+#pragma unroll
+    for (uint32_t e = 0; e < kReduceVector; ++e) {
+      if (e >= cols) break;
+      // The GEMM epilogue's order of operations (Epilogue::values): alpha first, then C, then bias.
+      float v = p.alpha * acc[e];
+      if constexpr (Traits::kHasC) v = fmaf(p.beta, static_cast<float>(c[e]), v);
+      if constexpr (Traits::kHasBias) v += static_cast<float>(bias[e]);
+      d[e] = static_cast<Out>(v);
+    }
+  }
+}
+
+}  // namespace tilecast
