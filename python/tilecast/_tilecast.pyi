@@ -20,6 +20,7 @@ class GemmConfig:
     swizzle: int
     max_sms: int
     companion: int
+    k_splits: int
     @overload
     def __init__(
         self,
@@ -35,6 +36,7 @@ class GemmConfig:
         swizzle: int = 0,
         max_sms: int = 0,
         companion: int = -1,
+        k_splits: int = 0,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...

@@ -28,4 +28,18 @@ std::vector<GemmConfig> cluster_compare_configs(const GemmConfig& base) {
   return out;
 }
 
+std::vector<GemmConfig> split_compare_configs(const GemmConfig& base) {
+  std::vector<GemmConfig> out{base};
+  GemmConfig off = base;
+  off.k_splits = 1;
+  out.push_back(off);
+  for (uint32_t s : kSplitCompare) {
+    GemmConfig c = base;
+    c.k_splits = s;
+    c.companion = 0;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace tilecast::bench

@@ -81,7 +81,9 @@ struct Runner {
 
     // Each config once on a poisoned output, checked against the FP32 reference.
     const std::vector<GemmConfig> configs =
-        o.cluster_compare ? cluster_compare_configs(o.config) : std::vector<GemmConfig>{o.config};
+        o.cluster_compare ? cluster_compare_configs(o.config)
+        : o.split_compare ? split_compare_configs(o.config)
+                          : std::vector<GemmConfig>{o.config};
     std::vector<Row> rows;
     std::vector<Enqueue> timed;      // the cuBLAS variants first, then the configs that ran
     std::vector<Row*> timed_rows;    // the row of each timed config

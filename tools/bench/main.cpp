@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::printf("roofline peaks %.0f TFLOPS, %.2f TB/s (%s)\n", info.peaks.tflops, info.peaks.tb_per_s,
               info.peaks.source.c_str());
   std::printf("problems: %zu; tilecast config: %s%s\n", problems.size(),
-              tilecast::bench::describe(o.config).c_str(), o.cluster_compare ? " (cluster compare)" : "");
+              tilecast::bench::describe(o.config).c_str(), o.cluster_compare ? " (cluster compare)" : o.split_compare ? " (split compare)" : "");
   std::fflush(stdout);
 
   if (!info.machine.has_gpu || o.plan_only) {

@@ -47,7 +47,8 @@ traffic model and exits 0.
 problems
   --suite a,b,...     dense (8192^3), m4096 and m128 (DeepGEMM's normal (n,k) list), mgrouped,
                       masked, kgrouped (weight gradients, fp32, accumulating), deepseek-v3 (one
-                      MoE layer: prefill, decode, weight gradients), square, odd; default
+                      MoE layer: prefill, decode, weight gradients), square, odd, splitk
+                      (issue #12's small-M rows); default
                       (= dense,m4096,m128,odd) or all. Default: default, or nothing when --shape
                       is given.
   --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable
@@ -58,6 +59,8 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
   --cluster MxN       CTAs along M x along N: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4
   --config k=v,...    block=BMxBNxBK, block_m, block_n, block_k, stages, cluster=MxN, cluster_m,
                       cluster_n, multicast_a, multicast_b (0/1), swizzle, max_sms, companion (0/1)
+  --split-compare     one row each for the planner's choice, split-K off (k_splits=1) and
+                      forced to 2, 3, 4, 8 and 16 slices, for each problem
   --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters
                       of 4 with a companion launch) for each problem
 
@@ -117,6 +120,8 @@ Options parse_options(int argc, char** argv) {
       config_text += "," + next();
     } else if (a == "--cluster-compare") {
       o.cluster_compare = true;
+    } else if (a == "--split-compare") {
+      o.split_compare = true;
     } else if (a == "--warmup") {
       o.warmup = static_cast<int>(to_int(a, next(), 0, 100000));
     } else if (a == "--iters") {

@@ -16,6 +16,7 @@ struct Options {
   std::vector<BenchProblem> shapes;    // --shape
   GemmConfig config;                   // --cluster, --config
   bool cluster_compare = false;
+  bool split_compare = false;
   DType out = DType::kBF16;
   bool out_given = false;  // --out: else each suite's own (bf16; k-grouped suites fp32)
   bool with_c = false;

@@ -186,7 +186,7 @@ std::string BenchProblem::label() const {
 
 std::vector<std::string> suite_names() {
   return {"dense",       "m4096",  "m128", "mgrouped", "masked", "kgrouped",
-          "deepseek-v3", "square", "odd",  "host",     "fp32c",  "bias"};
+          "deepseek-v3", "square", "odd",  "host",     "fp32c",  "bias", "splitk"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -267,6 +267,19 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
         p.with_bias = true;
       }
     }
+  } else if (name == "splitk") {
+    // Issue #12's small-M rows in one list: the m = 128 list, the odd suite's small-M shapes and
+    // square 512 and 1024, where split-K is meant to pay (run with --split-compare to see each
+    // split against cuBLASLt), then ragged and batched ones the planner may split.
+    add_normal_list(out, name, 128);
+    for (const auto& s : {std::array<int64_t, 3>{1, 4096, 4096}, {2, 7168, 2048}, {255, 576, 7168},
+                          {333, 2112, 7168}, {512, 512, 512}, {1024, 1024, 1024}, {7, 1000, 16384},
+                          {65, 4104, 7168}})
+      out.push_back(dense(name, s[0], s[1], s[2]));
+    BenchProblem batched = dense(name, 64, 2048, 7168);
+    batched.kind = Kind::kBatched;
+    batched.groups = 4;
+    out.push_back(batched);
   } else if (name == "default") {
     for (const char* s : {"dense", "m4096", "m128", "odd", "host"})
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
@@ -275,7 +288,7 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, kgrouped, "
-                                "deepseek-v3, square, odd, host, fp32c, bias, default, all)");
+                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, default, all)");
   }
   return out;
 }
