@@ -155,7 +155,7 @@ TEST(GemmSpec, RulesNameWhatIsWrong) {
 
 TEST(GemmSpec, FingerprintSeesEveryField) {
   const GemmKernelSpec base = spec(128, 128, 4);
-  std::vector<GemmKernelSpec> variants(10, base);
+  std::vector<GemmKernelSpec> variants(11, base);
   variants[0].block_m = 64;
   variants[1].block_n = 256;
   variants[2].stages = 5;
@@ -167,6 +167,7 @@ TEST(GemmSpec, FingerprintSeesEveryField) {
   variants[8].dynamic_units = true;
   variants[9].type = GemmType::kMGroupedContiguous;
   variants[9].contiguous_layout = ContiguousLayout::kOffsets;
+  variants[10].split_k = true;
   for (size_t i = 0; i < variants.size(); ++i) {
     EXPECT_NE(spec_fingerprint(variants[i]), spec_fingerprint(base)) << "field " << i;
     EXPECT_FALSE(variants[i] == base) << "field " << i;

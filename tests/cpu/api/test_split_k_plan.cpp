@@ -97,6 +97,37 @@ TEST(SplitKPlan, BadOverridesAreRefusedByName) {
   refused(dense_desc(128, 576, 7168, 1, DType::kBF16, false), with_companion, "companion");
 }
 
+// The spec's split-K rules: dense or batched, FP32 partial sums, no C, no bias, no companion.
+TEST(SplitKPlan, SpecRulesNameWhatIsWrong) {
+  GemmKernelSpec s;
+  s.split_k = true;
+  s.out = DType::kFP32;
+  EXPECT_EQ(gemm_spec_error(s), nullptr);
+  s.type = GemmType::kBatched;
+  EXPECT_EQ(gemm_spec_error(s), nullptr);
+  const auto refused = [](GemmKernelSpec x, const char* what) {
+    const char* e = gemm_spec_error(x);
+    ASSERT_NE(e, nullptr) << what;
+    EXPECT_NE(std::string(e).find("split-K"), std::string::npos) << e;
+  };
+  GemmKernelSpec x = s;
+  x.out = DType::kBF16;
+  refused(x, "BF16 partial sums");
+  x = s;
+  x.has_c = true;
+  refused(x, "C in the split kernel");
+  x = s;
+  x.has_bias = true;
+  refused(x, "a bias in the split kernel");
+  x = s;
+  x.type = GemmType::kKGroupedContiguous;
+  refused(x, "k-grouped");
+  x = s;
+  x.cluster = {2, 2};
+  x.dynamic_units = true;
+  refused(x, "dynamic units");
+}
+
 TEST(SplitKPlan, ConfigTextRoundTrips) {
   const GemmConfig c = parse_config("block=128x64x64,k_splits=12");
   EXPECT_EQ(c.k_splits, 12u);

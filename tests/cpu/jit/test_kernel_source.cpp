@@ -80,7 +80,7 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
   EXPECT_EQ(fields["kHasBias"], "false");
   EXPECT_EQ(fields["kBiasType"], "tilecast::DType::kFP32");
-  EXPECT_EQ(fields.size(), 14u) << "a field was added: check spec_of() reads it";
+  EXPECT_EQ(fields.size(), 15u) << "a field was added: check spec_of() reads it";
   // The m-grouped layout is a field of its own and part of the kernel's name.
   s.type = GemmType::kMGroupedContiguous;
   s.contiguous_layout = ContiguousLayout::kOffsets;
