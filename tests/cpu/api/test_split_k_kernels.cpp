@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/gemm_source.hpp"
+#include "gpu/gemm/split_k_cases.hpp"
 #include "api/split_k.hpp"
 #include "jit/compiler.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
@@ -51,6 +52,24 @@ TEST(SplitKKernels, GemmKernelsCompileWithoutLocalMemory) {
   const jit::Compiler compiler;
   for (const GemmKernelSpec& s : specs) expect_clean(compiler, gemm_kernel_source(s));
   EXPECT_GE(specs.size(), 8u);
+}
+
+// Every split kernel the SplitK GPU tests launch (tests/gpu/gemm/split_k_cases.cpp), so that the
+// GPU run finds none that spills.
+TEST(SplitKKernels, TheGpuTestsKernelsCompileWithoutLocalMemory) {
+  const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
+  std::set<std::string> names;
+  const jit::Compiler compiler;
+  size_t split = 0;
+  for (const auto& list : {test::split_k_cases(), test::split_k_graph_cases()})
+    for (const test::GemmCase& c : list) {
+      const plan::GemmPlan p = plan::plan_gemm(test::desc_of(c), f, c.config);
+      if (c.config.k_splits > 1) EXPECT_EQ(p.k_splits, c.config.k_splits) << c.name();
+      if (p.k_splits > 1) ++split;
+      if (!names.insert(gemm_kernel_source(p.main.kernel).name_expression).second) continue;
+      expect_clean(compiler, gemm_kernel_source(p.main.kernel));
+    }
+  EXPECT_GE(split, 30u) << "the GPU cases are meant to be split";
 }
 
 TEST(SplitKKernels, ReduceKernelsCompileWithoutLocalMemory) {
