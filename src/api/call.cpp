@@ -143,11 +143,17 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
   const uint64_t bytes = g.plan.workspace_bytes();
   void* ws = g.device->find_workspace(stream, bytes);
   if (!ws) {
-    if (capturing(stream))
-      throw Error("gemm: split-K needs a workspace of " + std::to_string(bytes) +
-                  " bytes on the capturing stream, which has none that large yet (allocating cannot be captured): "
-                  "run the same call once on this stream before the capture, or pass config k_splits=1");
-    ws = g.device->grow_workspace(stream, bytes);
+    if (capturing(stream)) {
+      ws = g.device->adopt_spare_workspace(stream, bytes);
+      if (!ws)
+        throw Error("gemm: split-K needs a workspace of " + std::to_string(bytes) +
+                    " bytes on the capturing stream, which has none that large, and no spare is left (allocating "
+                    "cannot be captured): call tilecast::prepare() again before this capture (each prepare() of a "
+                    "split problem readies one spare workspace for a capturing stream), run the call once on this "
+                    "stream first, or pass config k_splits=1");
+    } else {
+      ws = g.device->grow_workspace(stream, bytes);
+    }
   }
   if (ws == call.workspace) return;
   const MatrixView v = workspace_view(g.plan, ws);
@@ -281,6 +287,11 @@ void run_call(const CallArgs& args, cudaStream_t stream) {
   launch(prepared_call(key, capturing(stream)), stream);
 }
 
-void prepare_call(const CallArgs& args) { prepared_call(call_key(args), false); }
+void prepare_call(const CallArgs& args) {
+  const PreparedCall& call = prepared_call(call_key(args), false);
+  // A spare workspace for a capture on a stream that never ran a split call (a graph captured
+  // on a fresh stream right after prepare(), as torch.cuda.graph does).
+  if (call.gemm->plan.k_splits > 1) call.gemm->device->note_workspace(call.gemm->plan.workspace_bytes(), true);
+}
 
 }  // namespace tilecast::api

@@ -69,6 +69,7 @@ struct DeviceState::Workspaces {
     uint64_t bytes = 0;
   };
   std::map<cudaStream_t, Buffer> by_stream;
+  Buffer spare;  // made by prepare(), taken by a capturing stream without a workspace
   std::vector<void*> retired;
   uint64_t prepared_bytes = 0;
 };
@@ -145,9 +146,26 @@ void* DeviceState::grow_workspace(cudaStream_t stream, uint64_t bytes) {
   return data;
 }
 
-void DeviceState::note_workspace(uint64_t bytes) {
+void DeviceState::note_workspace(uint64_t bytes, bool spare) {
   std::lock_guard lock(mutex_);
-  workspaces_->prepared_bytes = std::max(workspaces_->prepared_bytes, bytes);
+  Workspaces& w = *workspaces_;
+  w.prepared_bytes = std::max(w.prepared_bytes, bytes);
+  if (!spare || w.spare.bytes >= w.prepared_bytes) return;
+  void* data = nullptr;
+  check(cudaMalloc(&data, w.prepared_bytes), "cudaMalloc (split-K workspace)");
+  if (w.spare.data) w.retired.push_back(w.spare.data);
+  w.spare = {data, w.prepared_bytes};
+}
+
+void* DeviceState::adopt_spare_workspace(cudaStream_t stream, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  Workspaces& w = *workspaces_;
+  if (w.spare.bytes < bytes) return nullptr;
+  Workspaces::Buffer& b = w.by_stream[stream];
+  if (b.data) w.retired.push_back(b.data);  // too small, but a graph may still use it
+  b = w.spare;
+  w.spare = {};
+  return b.data;
 }
 
 }  // namespace tilecast::api

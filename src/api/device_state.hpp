@@ -43,8 +43,13 @@ class DeviceState {
   // new allocation: never under capture (the caller checks). The old buffer is kept alive, as a
   // captured graph may still use it.
   void* grow_workspace(cudaStream_t stream, uint64_t bytes);
-  // prepare(): the largest workspace a prepared plan needs, which every new workspace holds.
-  void note_workspace(uint64_t bytes);
+  // A prepared plan's workspace size: every new workspace holds the largest. With `spare`
+  // (tilecast::prepare), also one spare workspace that large, allocated now, for the next
+  // capturing stream that has none.
+  void note_workspace(uint64_t bytes, bool spare);
+  // Under capture: gives `stream` the spare workspace (no allocation) if it holds `bytes`; else
+  // null. The stream keeps it; the next prepare() makes another spare.
+  void* adopt_spare_workspace(cudaStream_t stream, uint64_t bytes);
   // Serialises companion launches (they share the side stream and the events).
   std::mutex& launch_mutex() { return launch_mutex_; }
 

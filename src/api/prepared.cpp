@@ -62,7 +62,7 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   p->main->ensure_dynamic_smem(p->geometry.smem.launch_bytes);
   if (p->plan.k_splits > 1) {
     p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
-    dev.note_workspace(p->plan.workspace_bytes());
+    dev.note_workspace(p->plan.workspace_bytes(), false);
   }
   if (p->plan.companion) {
     p->companion = &jit.kernel(gemm_kernel_source(p->plan.companion->kernel));

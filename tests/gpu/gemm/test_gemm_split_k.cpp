@@ -1,12 +1,14 @@
 // Split-K on the GPU: correctness against cuBLASLt with D poisoned (split_k_cases), bit-identical
-// output for the same input twice, capture into a CUDA graph and replay with new inputs, and a
-// capture on a stream whose workspace is too small refused with a clear error.
+// output for the same input twice, capture into a CUDA graph and replay with new inputs (on a
+// stream that ran the call, and on fresh streams through prepare()'s spare workspace), and a
+// capture that would need a new workspace refused with a clear error.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "api/device_state.hpp"
 #include "split_k_cases.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast_test/cuda_check.hpp"
@@ -103,25 +105,60 @@ TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
 INSTANTIATE_TEST_SUITE_P(Cases, SplitKRuns, ::testing::ValuesIn(split_k_graph_cases()),
                          [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
 
-// A fresh stream has no workspace: capturing a split call on it is refused (no hidden allocation)
-// with an error that says what to do, and the capture ends cleanly.
-TEST(SplitKWorkspace, CaptureOnAStreamWithoutWorkspaceIsRefused) {
+// Capturing on a stream that never ran a split call (as torch.cuda.graph does): each prepare()
+// readies one spare workspace, which the first such capture takes (no allocation in the capture);
+// a second fresh stream without another prepare() is refused with an error that says what to do,
+// and its capture ends cleanly. The graph on the spare replays correctly.
+TEST(SplitKWorkspace, EachPrepareReadiesOneCaptureOnAFreshStream) {
   const GemmCase g = split_k_graph_cases()[0];
   Buffers x(g);
+  const auto capture_on_fresh = [&](cudaStream_t s, bool expect_ok) -> cudaGraphExec_t {
+    TC_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    bool ok = true;
+    try {
+      gemm(x.a.view, x.b.view, x.d.view, s, &x.c.view, g.config);
+    } catch (const Error& e) {
+      ok = false;
+      EXPECT_FALSE(expect_ok) << e.what();
+      EXPECT_NE(std::string(e.what()).find("tilecast::prepare() again"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ok, expect_ok);
+    cudaGraph_t graph = nullptr;
+    TC_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    if (ok) TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphDestroy(graph);
+    return exec;
+  };
+  // Workspaces are kept by stream handle, and a destroyed stream's handle may come back: take
+  // streams that hold none (the others stay alive until the end, so that none comes back).
+  std::vector<cudaStream_t> made;
+  const auto stream_without_workspace = [&] {
+    for (;;) {
+      cudaStream_t s;
+      TC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      made.push_back(s);
+      if (!api::DeviceState::current().find_workspace(s, 1)) return s;
+    }
+  };
+  const cudaStream_t fresh[3] = {stream_without_workspace(), stream_without_workspace(), stream_without_workspace()};
   prepare(x.a.view, x.b.view, x.d.view, &x.c.view, g.config);
-  cudaStream_t fresh;
-  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking));
-  TC_CUDA_CHECK(cudaStreamBeginCapture(fresh, cudaStreamCaptureModeGlobal));
-  try {
-    gemm(x.a.view, x.b.view, x.d.view, fresh, &x.c.view, g.config);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
+  const cudaGraphExec_t first = capture_on_fresh(fresh[0], true);
+  capture_on_fresh(fresh[1], false);  // the spare is taken
+  prepare(x.a.view, x.b.view, x.d.view, &x.c.view, g.config);
+  const cudaGraphExec_t third = capture_on_fresh(fresh[2], true);
+  static CublasLt lt;
+  for (cudaGraphExec_t exec : {first, third}) {
+    ASSERT_NE(exec, nullptr);
+    x.refill(fresh[0]);
+    TC_CUDA_CHECK(cudaGraphLaunch(exec, fresh[0]));
+    reference_gemm(lt, x.a.view, x.b.view, x.ref.view, fresh[0], &x.c32.view);
+    EXPECT_TRUE(all_written(x.d, fresh[0]));
+    EXPECT_TRUE(matches(x.d.view, x.ref.view, std::nullopt, fresh[0]));
+    cudaGraphExecDestroy(exec);
   }
-  cudaGraph_t graph = nullptr;
-  TC_CUDA_CHECK(cudaStreamEndCapture(fresh, &graph));
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(fresh);
+  TC_CUDA_CHECK(cudaStreamSynchronize(fresh[0]));
+  for (cudaStream_t s : made) cudaStreamDestroy(s);
 }
 
 }  // namespace
