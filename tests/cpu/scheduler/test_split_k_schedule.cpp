@@ -3,12 +3,15 @@
 // cover K exactly once, and multicast and barrier balance hold as for any other grid.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <map>
+#include <random>
 #include <tuple>
 #include <vector>
 
 #include "random_problem.hpp"
 #include "test_helpers.hpp"
+#include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::test {
@@ -146,6 +149,95 @@ TEST(SplitKSchedule, RandomShapesHoldEveryInvariant) {
         ASSERT_TRUE(r.ok()) << what << "\n" << listing(r.violations);
         expect_slices_cover_k(p, c, what);
       }
+}
+
+// The kernel's arithmetic replayed on the CPU: every CTA's k-steps load the A and B boxes at the
+// coordinates the kernel's producer computes (TileCoords), with the TMA's zero fill past the
+// tensors' edges; each tile's sums go to the workspace where its epilogue stores them (TileCoords::d,
+// clipped to m x n); the slices are then summed in order, as the reduce kernel does. Small
+// integers keep every sum exact, so the result must equal the naive product exactly.
+template <GemmType kType>
+void expect_exact_product(const GemmProblem& p, const TileConfig& c, std::mt19937_64& rng, const std::string& what) {
+  const uint32_t groups = p.num_groups;
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<int64_t> a(uint64_t{groups} * p.m * p.k), b(uint64_t{groups} * p.n * p.k);
+  for (int64_t& x : a) x = small(rng);
+  for (int64_t& x : b) x = small(rng);
+  const auto at = [&](const std::vector<int64_t>& t, uint32_t rows, int64_t g, int64_t r, int64_t col) -> int64_t {
+    if (r < 0 || r >= rows || col < 0 || col >= p.k) return 0;  // the TMA's zero fill
+    return t[(uint64_t(g) * rows + r) * p.k + col];
+  };
+  // The workspace: [k_splits][groups][m][n], NaN-free sentinel to spot unwritten elements.
+  constexpr int64_t kUnwritten = INT64_MIN;
+  std::vector<int64_t> ws(uint64_t{p.k_splits} * groups * p.m * p.n, kUnwritten);
+  for (uint32_t rank = 0; rank < c.cluster.size(); ++rank) {
+    TileScheduler s(p, c, rank);
+    for (uint32_t unit = 0; s.seek(unit); ++unit)
+      for (uint32_t step = 0; step < s.steps_per_unit(); ++step) {
+        const TileWork w = s.work(step);
+        if (!w.valid) continue;
+        std::vector<int64_t> acc(uint64_t{c.block_m} * c.block_n, 0);
+        for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
+          int32_t ca[3], cb[3];
+          TileCoords<kType>::a(w, kk, c.block_k, ca);
+          TileCoords<kType>::b(w, kk, c.block_k, cb);
+          for (uint32_t r = 0; r < c.block_m; ++r)
+            for (uint32_t col = 0; col < c.block_n; ++col)
+              for (uint32_t j = 0; j < c.block_k; ++j)
+                acc[r * c.block_n + col] +=
+                    at(a, p.m, ca[2], ca[1] + int64_t{r}, ca[0] + int64_t{j}) * at(b, p.n, cb[2], cb[1] + int64_t{col}, cb[0] + int64_t{j});
+        }
+        int32_t cd[3];
+        TileCoords<kType>::d(w, 0, 0, cd);
+        for (uint32_t r = 0; r < c.block_m; ++r)
+          for (uint32_t col = 0; col < c.block_n; ++col) {
+            const int64_t row = cd[1] + int64_t{r}, column = cd[0] + int64_t{col};
+            if (row >= p.m || column >= p.n) continue;  // the TMA store clips
+            int64_t& dst = ws[(uint64_t(cd[2]) * p.m + row) * p.n + column];
+            ASSERT_EQ(dst, kUnwritten) << what << ": element written twice";
+            dst = acc[r * c.block_n + col];
+          }
+      }
+  }
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t r = 0; r < p.m; ++r)
+      for (uint32_t col = 0; col < p.n; ++col) {
+        int64_t sum = 0, want = 0;
+        for (uint32_t sl = 0; sl < p.k_splits; ++sl) {
+          const int64_t v = ws[((uint64_t{sl} * groups + g) * p.m + r) * p.n + col];
+          ASSERT_NE(v, kUnwritten) << what << ": slice " << sl << " never wrote (" << g << ", " << r << ", " << col << ")";
+          sum += v;
+        }
+        for (uint32_t j = 0; j < p.k; ++j) want += at(a, p.m, g, r, j) * at(b, p.n, g, col, j);
+        ASSERT_EQ(sum, want) << what << " at (" << g << ", " << r << ", " << col << ")";
+      }
+}
+
+TEST(SplitKSchedule, KernelCoordinatesGiveTheExactProduct) {
+  ProblemGenerator gen(99);
+  std::mt19937_64 rng(5);
+  int cases = 0;
+  for (const ClusterShape& cs : kClusterShapes)
+    for (int i = 0; i < 6; ++i) {
+      TileConfig c;
+      c.block_m = gen.coin() ? 64 : 128;
+      c.block_n = gen.coin() ? 64 : 128;
+      c.block_k = 64;
+      c.cluster = cs;
+      c.swizzle = gen.coin() ? 1 : 8;
+      const bool batched = i % 2 == 1;
+      const uint32_t m = gen.pick(kEdgeMs), n = gen.uniform(1, 300), k = gen.uniform(1, 700);
+      const GemmProblem p = split_problem(batched ? GemmType::kBatched : GemmType::kNormal, m, n, k, 2,
+                                          gen.uniform(2, 12));
+      const std::string what = describe(p, c, 1);
+      if (batched)
+        expect_exact_product<GemmType::kBatched>(p, c, rng, what);
+      else
+        expect_exact_product<GemmType::kNormal>(p, c, rng, what);
+      if (HasFatalFailure()) return;
+      ++cases;
+    }
+  EXPECT_EQ(cases, 36);
 }
 
 // One slice is the unsplit schedule: the same tiles, K and outputs.
