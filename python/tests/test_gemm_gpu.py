@@ -148,6 +148,35 @@ def test_cuda_graph_capture_and_replay_with_new_inputs():
         check(out, reference(a, b))
 
 
+@pytest.mark.parametrize("k_splits", [0, 3])
+def test_split_k_matches_and_is_deterministic(k_splits):
+    # m = 128 with a long K: the planner splits it (k_splits 0) or the config forces 3 slices.
+    m, n, k = 128, 576, 7168
+    a, b = randn(m, k), randn(n, k)
+    config = f"k_splits={k_splits}"
+    first = tilecast.gemm_nt(a, b, config=config)
+    check(first, reference(a, b))
+    second = tilecast.gemm_nt(a, b, config=config)
+    assert torch.equal(first, second), "split-K output differs between runs"
+
+
+def test_split_k_captured_after_prepare_on_a_fresh_stream():
+    # torch.cuda.graph captures on a stream of its own: prepare() readies the workspace it takes.
+    m, n, k = 65, 1000, 4104
+    a, b, c, out = randn(m, k), randn(n, k), randn(m, n), poisoned(m, n)
+    tilecast.prepare(a, b, out=out, c=c, config="k_splits=3")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tilecast.gemm_nt(a, b, out=out, c=c, config="k_splits=3")
+    for _ in range(3):
+        a.copy_(randn(m, k))
+        c.copy_(randn(m, n))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(out, reference(a, b, c))
+
+
 def test_capture_of_an_unprepared_shape_is_refused():
     a, b, out = randn(96, 160), randn(224, 160), poisoned(96, 224)  # a shape no other test uses
     graph = torch.cuda.CUDAGraph()
