@@ -179,19 +179,24 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-const PreparedCall& prepared_call(const CallKey& key, bool under_capture) {
+// The call's prepared launch, or null when its problem has nothing to compute (validated, but
+// neither cached nor launched: such a call is cheap to check again).
+const PreparedCall* prepared_call(const CallKey& key, bool under_capture) {
   CallCache& calls = thread_calls();
-  if (const PreparedCall* hit = calls.find(key)) return *hit;
+  if (const PreparedCall* hit = calls.find(key)) return hit;
   const plan::GemmDesc desc = validate_call(key.args, query_pointer);
-  return calls.insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
+  if (nothing_to_do(desc)) return nullptr;
+  return &calls.insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
 }
 
 }  // namespace
 
 void run_call(const CallArgs& args, cudaStream_t stream) {
   const CallKey key = call_key(args);
+  // Every call, the cached ones too: the cache is keyed on the arguments, not on the stream.
+  check_stream(stream, key.device, query_stream_device);
   if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
-  launch(prepared_call(key, capturing(stream)), stream);
+  if (const PreparedCall* call = prepared_call(key, capturing(stream))) launch(*call, stream);
 }
 
 void prepare_call(const CallArgs& args) { prepared_call(call_key(args), false); }
