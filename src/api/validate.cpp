@@ -175,13 +175,6 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
   check_sizes(form + ": A", a);
   check_sizes(form + ": B", b);
   check_sizes(form + ": D", d);
-  // The group count is a batch of one operand; name it before the generic empty-view check does.
-  const char* counted = g.type == GemmType::kMGroupedContiguous ? "B" : g.type == GemmType::kMGroupedMasked ? "A" : "D";
-  const int64_t groups = g.type == GemmType::kMGroupedContiguous ? b.batch : g.type == GemmType::kMGroupedMasked ? a.batch : d.batch;
-  if (groups <= 0)
-    fail(std::string(counted) + ".batch is " + std::to_string(groups) +
-         ": it is the number of " + (g.type == GemmType::kKGroupedContiguous ? "groups" : "experts") +
-         ", at least 1");
   if (g.type == GemmType::kMGroupedContiguous && g.layout != ContiguousLayout::kOffsets &&
       g.layout != ContiguousLayout::kRowIndex)
     fail("layout.kind " + std::to_string(static_cast<uint32_t>(g.layout)) + " is neither kOffsets nor kRowIndex");
@@ -228,7 +221,8 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
       desc = plan::kgrouped_desc(a.rows, b.rows, a.cols, d.batch, d.dtype, g.accumulate);
       break;
   }
-  // No rows (no tokens routed this step) or no columns: D has no element to write.
+  // No rows (no token routed this step), no columns or no group: D has no element to write, as
+  // for cuBLAS's grouped GEMM with a group count of 0.
   if (nothing_to_do(desc)) return desc;
   if (a.cols == 0)
     fail(std::string("k is 0 (A is ") + dims(a) + "): every product would be empty; give A and B at least one column");

@@ -417,7 +417,7 @@ TEST(GroupedValidation, GoodArgumentsGiveEachFormsProblem) {
   EXPECT_EQ(error_of(fits), "");
 }
 
-TEST(GroupedValidation, NoRowsOrNoColumnsAreNoOps) {
+TEST(GroupedValidation, NoRowsNoColumnsOrNoGroupsAreNoOps) {
   // No token routed to any expert this step, or n = 0: nothing to write, pointers not looked at.
   const auto no_op = [](CallArgs x) {
     x.a.data = x.d.data = x.c.data = nullptr;
@@ -433,6 +433,19 @@ TEST(GroupedValidation, NoRowsOrNoColumnsAreNoOps) {
   CallArgs k = kgrouped_call(true);
   k.b.rows = k.d.cols = k.c.cols = 0;
   no_op(k);
+  // No expert or no group, as cuBLAS's grouped GEMM with a group count of 0.
+  CallArgs c0 = contiguous_call();
+  c0.b.batch = 0;
+  no_op(c0);
+  CallArgs m0 = masked_call();
+  m0.a.batch = m0.b.batch = m0.d.batch = 0;
+  no_op(m0);
+  CallArgs k0 = kgrouped_call(true);
+  k0.d.batch = k0.c.batch = 0;
+  no_op(k0);
+  // Still checked with nothing to do: the operands' agreement.
+  m0.b.batch = 1;
+  EXPECT_NE(error_of(m0).find("batches differ (A 0, B 1, D 0)"), std::string::npos) << error_of(m0);
 }
 
 TEST(GroupedValidation, EveryBadArgumentIsNamedWithItsRule) {
@@ -454,10 +467,8 @@ TEST(GroupedValidation, EveryBadArgumentIsNamedWithItsRule) {
       refused(k, [](CallArgs& x) { x.group.data = static_cast<const int32_t*>(x.d.data) + 8; }, "k_sizes overlaps D"),
       refused(c, [](CallArgs& x) { x.group.layout = static_cast<ContiguousLayout>(7); },
               "layout.kind 7 is neither kOffsets nor kRowIndex"),
-      // Group counts: 0, or operands that disagree on it.
-      refused(c, [](CallArgs& x) { x.b.batch = 0; }, "m-grouped contiguous: B.batch is 0: it is the number of experts, at least 1"),
-      refused(m, [](CallArgs& x) { x.a.batch = 0; }, "m-grouped masked: A.batch is 0"),
-      refused(k, [](CallArgs& x) { x.d.batch = 0; }, "k-grouped: D.batch is 0: it is the number of groups"),
+      // Group counts that operands disagree on, or negative.
+      refused(c, [](CallArgs& x) { x.b.batch = -1; }, "m-grouped contiguous: B has a negative size (-1x384x512)"),
       refused(m, [](CallArgs& x) { x.b.batch = 5; }, "batches differ (A 6, B 5, D 6)"),
       refused(c, [](CallArgs& x) { x.a.batch = 2; }, "batch must be 1, not 2"),
       refused(k, [](CallArgs& x) { x.b.batch = 2; }, "their batch must be 1 (A 1, B 2)"),
