@@ -7,9 +7,12 @@
 
 #include "api/view_overlap.hpp"
 #include "driver/driver.hpp"
+#include "tilecast/device/ptx/wgmma_widths.cuh"
 
 namespace tilecast::api {
 namespace {
+
+using u128 = unsigned __int128;
 
 // TMA coordinates are signed 32-bit and its extents at most 2^32; keep every size well inside.
 constexpr int64_t kMaxExtent = int64_t{1} << 31;
@@ -17,8 +20,11 @@ constexpr int64_t kMaxExtent = int64_t{1} << 31;
 constexpr uint64_t kMaxTmaStrideBytes = uint64_t{1} << 40;
 // TMA's alignment of a tensor's base address and of its strides.
 constexpr uint64_t kTmaAlignment = 16;
-
-using u128 = unsigned __int128;
+// The smallest output tile any plan uses: block_m 64 (the planner's smaller block) by the
+// narrowest WGMMA width. The tile scheduler numbers tiles (and units of them) in 32 bits.
+constexpr uint64_t kSmallestTileRows = 64;
+constexpr uint64_t kSmallestTileCols = kWgmmaBF16Widths[0];
+constexpr u128 kMaxTiles = u128{1} << 32;
 
 std::string dims(const MatrixView& v) {
   return std::to_string(v.batch) + "x" + std::to_string(v.rows) + "x" + std::to_string(v.cols);
@@ -118,6 +124,15 @@ void check_view(const std::string& n, const MatrixView& v, PointerQuery where_is
 }
 
 bool overlap(const MatrixView& x, const MatrixView& y) { return api::overlap(bytes_of(x), bytes_of(y)); }
+
+void check_tile_count(const std::string& n, const MatrixView& d) {
+  const auto ceil_div = [](u128 a, u128 b) { return (a + b - 1) / b; };
+  const u128 tiles = ceil_div(static_cast<u128>(d.rows), kSmallestTileRows) *
+                     ceil_div(static_cast<u128>(d.cols), kSmallestTileCols) * static_cast<u128>(d.batch);
+  if (tiles >= kMaxTiles)
+    throw Error(n + " (" + dims(d) + ") has " + str(tiles) + " tiles of " + std::to_string(kSmallestTileRows) + "x" +
+                std::to_string(kSmallestTileCols) + ", 2^32 or more: the tile scheduler numbers them in 32 bits");
+}
 
 const char* form_name(GemmType t) {
   switch (t) {
@@ -226,6 +241,7 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
   if (nothing_to_do(desc)) return desc;
   if (a.cols == 0)
     fail(std::string("k is 0 (A is ") + dims(a) + "): every product would be empty; give A and B at least one column");
+  check_tile_count(form + ": D", d);
   check_view(form + ": A", a, where_is);
   check_view(form + ": B", b, where_is);
   check_view(form + ": D", d, where_is);
@@ -301,6 +317,7 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
   if (a.cols == 0)
     throw Error("k is 0 (A is " + dims(a) + "): cuBLAS would write D = beta * C + bias there, which tilecast does not "
                 "compute (no kernel for it): scale C yourself, or give A and B at least one column");
+  check_tile_count("D", d);
   check_view("A", a, where_is);
   check_view("B", b, where_is);
   check_view("D", d, where_is);

@@ -159,14 +159,18 @@ TEST(GemmValidation, BadViewsNameTheOperandAndTheRule) {
               "B: batch stride of 1099511627776 bytes is 2^40 or more"),
       refused(x, [](CallArgs& y) {
                 y.a.batch = y.b.batch = y.d.batch = int64_t{1} << 30;
+                y.a.rows = y.d.rows = y.b.rows = y.d.cols = 64;  // one tile per batch
                 y.a.batch_stride = (int64_t{1} << 39) - 8;
               },
-              "A spans 1180591619600720068624 bytes from its base: its end is past the 64-bit address space"),
+              "A spans 1180591619600719872016 bytes from its base: its end is past the 64-bit address space"),
       // Sizes.
       refused(x, [](CallArgs& y) { y.a.rows = -1; }, "A has a negative size (1x-1x512): sizes are at least 0"),
       refused(x, [](CallArgs& y) { y.d.batch = -2; }, "D has a negative size (-2x256x384)"),
       refused(x, [](CallArgs& y) { y.a.rows = y.d.rows = int64_t{1} << 31; },
               "A (1x2147483648x512) has a size of 2^31 or more (TMA coordinates are signed 32-bit)"),
+      refused(x, [](CallArgs& y) { y.a.rows = y.d.rows = y.b.rows = y.d.cols = int64_t{1} << 30; },
+              "D (1x1073741824x1073741824) has 281474976710656 tiles of 64x64, 2^32 or more: the tile scheduler "
+              "numbers them in 32 bits"),
       refused(x, [](CallArgs& y) { y.a.cols = y.b.cols = 0; },
               "k is 0 (A is 1x256x0): cuBLAS would write D = beta * C + bias there, which tilecast does not compute (no "
               "kernel for it): scale C yourself, or give A and B at least one column"),
@@ -495,6 +499,8 @@ TEST(GroupedValidation, EveryBadArgumentIsNamedWithItsRule) {
       refused(c, [](CallArgs& x) { x.a.data = at(0x1000008); }, "m-grouped contiguous: A: base address is not 16-byte aligned"),
       refused(c, [](CallArgs& x) { x.a.rows = x.d.rows = int64_t{1} << 31; }, "has a size of 2^31 or more"),
       refused(m, [](CallArgs& x) { x.a.rows = -5; }, "m-grouped masked: A has a negative size"),
+      refused(k, [](CallArgs& x) { x.a.rows = x.d.rows = 1 << 30, x.d.batch = 1 << 12; },
+              "k-grouped: D (4096x1073741824x384) has 412316860416 tiles of 64x64, 2^32 or more"),
       refused(c, [](CallArgs& x) { x.b.data = at(kDevice1); }, "m-grouped contiguous: B is on device 1"),
       refused(k, [](CallArgs& x) { x.d.data = at(kAlloc + 4096); }, "k-grouped: D reaches past its allocation"),
       refused(m, [](CallArgs& x) { x.d.data = x.b.data; }, "D overlaps A or B"),
