@@ -164,6 +164,33 @@ TEST(GemmBadInput, AViewOverTwoMappedChunksRuns) {
   drv.check(drv.cuMemAddressFree(base, 2 * chunk), "cuMemAddressFree");
 }
 
+// The stream-ordered allocator's blocks (cudaMallocAsync) lie in a pool: whatever range the driver
+// reports for one must bound it, never refuse a view that fits.
+TEST(GemmBadInput, AStreamOrderedAllocationThatFitsRuns) {
+  constexpr int64_t kM = 512, kN = 256, kK = 256;
+  cudaStream_t stream;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  void* a_ptr = nullptr;
+  TC_CUDA_CHECK(cudaMallocAsync(&a_ptr, kM * kK * 2, stream));
+  TC_CUDA_CHECK(cudaMemsetAsync(a_ptr, 0, kM * kK * 2, stream));
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const api::PointerFacts f = api::query_pointer(a_ptr);
+  EXPECT_TRUE(f.device_memory);
+  std::printf("[ measured ] cuMemGetAddressRange of a %lld-byte cudaMallocAsync block: %llu bytes from %lld bytes "
+              "before it\n",
+              static_cast<long long>(kM * kK * 2), static_cast<unsigned long long>(f.alloc_bytes),
+              static_cast<long long>(reinterpret_cast<uintptr_t>(a_ptr) - f.alloc_base));
+  DeviceMatrix b = make_matrix(DType::kBF16, kN, kK), d = make_matrix(DType::kBF16, kM, kN);
+  TC_CUDA_CHECK(cudaMemset(b.view.data, 0, kN * kK * 2));
+  TC_CUDA_CHECK(cudaMemset(d.view.data, kPoisonByte, kM * kN * 2));
+  EXPECT_NO_THROW(gemm(view_of(a_ptr, DType::kBF16, kM, kK), b.view, d.view, stream));
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  EXPECT_TRUE(all_equal(bf16_bits(d.view), 0));
+  TC_CUDA_CHECK(cudaFreeAsync(a_ptr, stream));
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  TC_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
 TEST(GemmBadInput, EmptyProblemsLaunchNothing) {
   // Null pointers, m = 0 (then n = 0, then no batch), captured: the graph must hold no node.
   cudaStream_t stream;
