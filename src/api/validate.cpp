@@ -125,6 +125,12 @@ void check_view(const std::string& n, const MatrixView& v, PointerQuery where_is
 
 bool overlap(const MatrixView& x, const MatrixView& y) { return api::overlap(bytes_of(x), bytes_of(y)); }
 
+// Whether two views of one shape and dtype name the same elements: a stride matters only where
+// its count is above 1 (a single matrix's batch stride, or a single row's stride, may be anything).
+bool same_elements(const MatrixView& x, const MatrixView& y) {
+  return x.data == y.data && (x.rows == 1 || x.ld() == y.ld()) && (x.batch == 1 || x.batch_step() == y.batch_step());
+}
+
 void check_tile_count(const std::string& n, const MatrixView& d) {
   const auto ceil_div = [](u128 a, u128 b) { return (a + b - 1) / b; };
   const u128 tiles = ceil_div(static_cast<u128>(d.rows), kSmallestTileRows) *
@@ -326,8 +332,7 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
     check_view("C", *c, where_is);
     // D = D + A * B^T is fine (each element of C is read before the same element of D is
     // written); any other overlap of C and D is not.
-    const bool same = c->data == d.data && c->ld() == d.ld() && c->batch_step() == d.batch_step();
-    if (!same && overlap(*c, d)) throw Error("C overlaps D without being D itself");
+    if (!same_elements(*c, d) && overlap(*c, d)) throw Error("C overlaps D without being D itself");
   }
   if (bias.data) {
     if (reinterpret_cast<uintptr_t>(bias.data) % kTmaAlignment != 0)

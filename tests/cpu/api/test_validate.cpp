@@ -113,6 +113,14 @@ TEST(GemmValidation, GoodArgumentsGiveTheShape) {
   CallArgs in_place = with_c(x);
   in_place.c = x.d;
   EXPECT_EQ(error_of(in_place), "");
+  // The same elements under another spelling: one matrix's batch stride may be anything.
+  in_place.c.batch_stride = 4 * 256 * 384;
+  EXPECT_EQ(error_of(in_place), "");
+  CallArgs in_place_batched = batched(with_c(x), 2);
+  in_place_batched.c = in_place_batched.d;
+  EXPECT_EQ(error_of(in_place_batched), "");
+  in_place_batched.c.batch_stride = 256 * 384 + 8;  // batch 1 of C is not batch 1 of D
+  EXPECT_NE(error_of(in_place_batched).find("C overlaps D without being D itself"), std::string::npos);
   EXPECT_EQ(error_of(with_c(x)), "");
   EXPECT_EQ(error_of(batched(with_c(x), 3)), "");
   // Views inside the known allocation, up to its last byte.
