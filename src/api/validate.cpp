@@ -30,7 +30,8 @@ std::string dims(const MatrixView& v) {
   return std::to_string(v.batch) + "x" + std::to_string(v.rows) + "x" + std::to_string(v.cols);
 }
 
-std::string str(u128 x) {
+// std::to_string has no 128-bit overload; sizes and spans are summed in 128 bits so none wraps.
+std::string decimal(u128 x) {
   std::string s;
   do {
     s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
@@ -72,8 +73,8 @@ void check_within_allocation(const std::string& n, uintptr_t first, u128 bytes, 
   if (f.alloc_bytes == 0) return;
   const u128 alloc_end = static_cast<u128>(f.alloc_base) + f.alloc_bytes;
   if (first < f.alloc_base || first + bytes > alloc_end)
-    throw Error(n + " reaches past its allocation: it spans " + str(bytes) + " bytes from its base, but its allocation (" +
-                std::to_string(f.alloc_bytes) + " bytes) ends " + str(alloc_end - first) + " bytes after the base");
+    throw Error(n + " reaches past its allocation: it spans " + decimal(bytes) + " bytes from its base, but its allocation (" +
+                std::to_string(f.alloc_bytes) + " bytes) ends " + decimal(alloc_end - first) + " bytes after the base");
 }
 
 // The pointer facts every operand needs: device memory of the current device.
@@ -99,10 +100,10 @@ void check_view(const std::string& n, const MatrixView& v, PointerQuery where_is
                 " columns");
   const u128 row_bytes = static_cast<u128>(v.ld()) * static_cast<u128>(elem);
   if (row_bytes % kTmaAlignment != 0)
-    throw Error(n + ": row stride of " + std::to_string(v.ld()) + " elements is " + str(row_bytes) +
+    throw Error(n + ": row stride of " + std::to_string(v.ld()) + " elements is " + decimal(row_bytes) +
                 " bytes, not a multiple of 16 (TMA needs 16-byte aligned strides; pad the rows)");
   if (row_bytes >= kMaxTmaStrideBytes)
-    throw Error(n + ": row stride of " + str(row_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
+    throw Error(n + ": row stride of " + decimal(row_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
   if (reinterpret_cast<uintptr_t>(v.data) % kTmaAlignment != 0)
     throw Error(n + ": base address is not 16-byte aligned");
   if (v.batch > 1) {
@@ -113,12 +114,12 @@ void check_view(const std::string& n, const MatrixView& v, PointerQuery where_is
     const u128 batch_bytes = static_cast<u128>(v.batch_step()) * static_cast<u128>(elem);
     if (batch_bytes % kTmaAlignment != 0) throw Error(n + ": batch stride is not a multiple of 16 bytes");
     if (batch_bytes >= kMaxTmaStrideBytes)
-      throw Error(n + ": batch stride of " + str(batch_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
+      throw Error(n + ": batch stride of " + decimal(batch_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
   }
   const uintptr_t first = reinterpret_cast<uintptr_t>(v.data);
   const u128 bytes = span_bytes(v);
   if (first + bytes > static_cast<u128>(UINT64_MAX))
-    throw Error(n + " spans " + str(bytes) + " bytes from its base: its end is past the 64-bit address space");
+    throw Error(n + " spans " + decimal(bytes) + " bytes from its base: its end is past the 64-bit address space");
   const PointerFacts f = check_device_memory(n, v.data, where_is);
   check_within_allocation(n, first, bytes, f);
 }
@@ -136,7 +137,7 @@ void check_tile_count(const std::string& n, const MatrixView& d) {
   const u128 tiles = ceil_div(static_cast<u128>(d.rows), kSmallestTileRows) *
                      ceil_div(static_cast<u128>(d.cols), kSmallestTileCols) * static_cast<u128>(d.batch);
   if (tiles >= kMaxTiles)
-    throw Error(n + " (" + dims(d) + ") has " + str(tiles) + " tiles of " + std::to_string(kSmallestTileRows) + "x" +
+    throw Error(n + " (" + dims(d) + ") has " + decimal(tiles) + " tiles of " + std::to_string(kSmallestTileRows) + "x" +
                 std::to_string(kSmallestTileCols) + ", 2^32 or more: the tile scheduler numbers them in 32 bits");
 }
 
