@@ -279,6 +279,8 @@ bool nothing_to_do(const plan::GemmDesc& desc) {
   return p.m == 0 || p.n == 0 || p.num_groups == 0;
 }
 
+bool epilogue_only(const plan::GemmDesc& desc) { return !nothing_to_do(desc) && desc.problem.k == 0; }
+
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
                               const GemmEpilogue& epilogue, PointerQuery where_is) {
   const MatrixView* c = epilogue.c;
@@ -321,14 +323,16 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
   desc.bias_type = desc.has_bias ? bias.dtype : DType::kFP32;
   // m = 0, n = 0 or no batch: cuBLAS returns without touching anything, and so does the call.
   if (nothing_to_do(desc)) return desc;
-  if (a.cols == 0)
-    throw Error("k is 0 (A is " + dims(a) + "): cuBLAS would write D = beta * C + bias there, which tilecast does not "
-                "compute (no kernel for it): scale C yourself, or give A and B at least one column");
+  // k = 0: A * B^T is an empty sum, so A and B are never read (cuBLAS allows them null), and
+  // D = beta * C + bias (epilogue_only).
+  const bool reads_ab = a.cols != 0;
   check_tile_count("D", d);
-  check_view("A", a, where_is);
-  check_view("B", b, where_is);
+  if (reads_ab) {
+    check_view("A", a, where_is);
+    check_view("B", b, where_is);
+  }
   check_view("D", d, where_is);
-  if (overlap(d, a) || overlap(d, b)) throw Error("D overlaps A or B in memory");
+  if (reads_ab && (overlap(d, a) || overlap(d, b))) throw Error("D overlaps A or B in memory");
   if (c) {
     check_view("C", *c, where_is);
     // D = D + A * B^T is fine (each element of C is read before the same element of D is

@@ -28,7 +28,7 @@ using PointerQuery = PointerFacts (*)(const void*);
 
 // The GEMM these views describe, for the planner (the one place views map into the core
 // vocabulary), or an Error. A problem with nothing to compute (nothing_to_do) is valid: cuBLAS
-// returns at once for m = 0 or n = 0, and so do we.
+// returns at once for m = 0 or n = 0, and so do we; so is k = 0 (epilogue_only).
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
                               const GemmEpilogue& epilogue, PointerQuery where_is);
 
@@ -41,6 +41,9 @@ plan::GemmDesc validate_call(const CallArgs& args, PointerQuery where_is);
 // Whether a valid problem writes nothing (m, n or the batch is 0): the call returns without
 // launching, and without reading the pointers (an empty framework tensor may hold null).
 bool nothing_to_do(const plan::GemmDesc& desc);
+// Whether a valid problem has k = 0 (tilecast::gemm only; the grouped calls refuse it): D =
+// beta * C + bias, as cuBLAS writes it, by launch_epilogue_only (api/epilogue_only.hpp).
+bool epilogue_only(const plan::GemmDesc& desc);
 
 // The device a stream belongs to; -1 for the streams that follow the current device (the legacy
 // and per-thread default streams). Throws Error when CUDA cannot say (a destroyed stream).

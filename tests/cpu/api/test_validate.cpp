@@ -179,9 +179,6 @@ TEST(GemmValidation, BadViewsNameTheOperandAndTheRule) {
       refused(x, [](CallArgs& y) { y.a.rows = y.d.rows = y.b.rows = y.d.cols = int64_t{1} << 30; },
               "D (1x1073741824x1073741824) has 281474976710656 tiles of 64x64, 2^32 or more: the tile scheduler "
               "numbers them in 32 bits"),
-      refused(x, [](CallArgs& y) { y.a.cols = y.b.cols = 0; },
-              "k is 0 (A is 1x256x0): cuBLAS would write D = beta * C + bias there, which tilecast does not compute (no "
-              "kernel for it): scale C yourself, or give A and B at least one column"),
       // Shapes against each other.
       refused(x, [](CallArgs& y) { y.b.cols = 504; }, "A is [m=256, k=512] but B is [n=384, k=504]: K differs"),
       refused(x, [](CallArgs& y) { y.d.cols = 392; }, "D is 256x392, expected m x n = 256x384"),
@@ -249,6 +246,29 @@ TEST(GemmValidation, EmptyProblemsAreNoOpsAsInCublas) {
   bad = m0;
   bad.config.block_m = 96;
   EXPECT_NE(error_of(bad).find("config: block_m 96"), std::string::npos);
+}
+
+TEST(GemmValidation, KZeroIsTheEpilogueAlone) {
+  // D = beta * C + bias, as cuBLAS writes it: A and B are never read, so may be null.
+  CallArgs x = with_c(dense_call());
+  x.a.cols = x.b.cols = 0;
+  x.a.data = x.b.data = nullptr;
+  x.beta = 2.0f;
+  x.bias = {at(0x900000), DType::kBF16, 384};
+  const plan::GemmDesc d = validate_call(x, fake_device);
+  EXPECT_TRUE(epilogue_only(d));
+  EXPECT_FALSE(nothing_to_do(d));
+  EXPECT_FALSE(epilogue_only(validate_call(dense_call(), fake_device)));
+  // What it writes and reads is still checked.
+  expect_refused({
+      refused(x, [](CallArgs& y) { y.d.data = nullptr; }, "D is null"),
+      refused(x, [](CallArgs& y) { y.c.data = at(0x400000 + 64); }, "C overlaps D without being D itself"),
+      refused(x, [](CallArgs& y) { y.bias.data = at(kHost); }, "bias is not in device memory"),
+      refused(x, [](CallArgs& y) { y.d.row_stride = 390; }, "D: row stride of 390 elements is 780 bytes"),
+  });
+  // A and B, never read, may even overlap D.
+  x.a.data = x.d.data;
+  EXPECT_EQ(error_of(x), "");
 }
 
 CallArgs with_bias(uintptr_t addr, DType t, int64_t length) {

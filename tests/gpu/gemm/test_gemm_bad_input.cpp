@@ -1,7 +1,8 @@
 // Bad input that only a GPU can show (README.md, "Bad input"; the CPU tests in
 // tests/cpu/api/test_validate.cpp prove every rule with a fake pointer query): the real driver's
-// allocation ranges, virtual memory that spans chunks, tensors and streams of another device, and
-// empty problems that launch nothing. Every refused call leaves D as it was.
+// allocation ranges, virtual memory that spans chunks, tensors and streams of another device,
+// empty problems that launch nothing, and k = 0 (D = beta * C + bias). Every refused call leaves D
+// as it was.
 #include <gtest/gtest.h>
 
 #include <cuda.h>
@@ -212,10 +213,72 @@ TEST(GemmBadInput, EmptyProblemsLaunchNothing) {
     EXPECT_EQ(nodes, 0u) << "case " << which << ": an empty problem launched something";
     TC_CUDA_CHECK(cudaGraphDestroy(graph));
   }
-  // k = 0 is refused (cuBLAS would write D = beta * C).
-  DeviceMatrix d = make_matrix(DType::kBF16, 128, 128);
-  const MatrixView a = view_of(d.view.data, DType::kBF16, 128, 0), b = view_of(d.view.data, DType::kBF16, 128, 0);
-  EXPECT_NE(error_of([&] { gemm(a, b, d.view, stream); }).find("k is 0"), std::string::npos);
+  TC_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// Small integers: every sum below is exact in bf16 and fp32, so the results compare exactly.
+std::vector<float> small_integers(size_t count, int range, int salt) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(static_cast<int>((i * 7 + salt) % (2 * range + 1)) - range);
+  return v;
+}
+
+// k = 0: D = beta * C + bias, as cuBLAS writes it, with A and B null (never read).
+TEST(GemmBadInput, KZeroWritesBetaCPlusBias) {
+  constexpr int64_t kBatch = 2, kM = 100, kN = 72;
+  constexpr float kBeta = 2.0f;
+  cudaStream_t stream;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (DType out : {DType::kBF16, DType::kFP32}) {
+    SCOPED_TRACE(dtype_name(out));
+    MatrixView a = view_of(nullptr, DType::kBF16, kM, 0), b = view_of(nullptr, DType::kBF16, kN, 0);
+    a.batch = b.batch = kBatch;
+    DeviceMatrix d = make_matrix(out, kM, kN, kBatch, /*ld=*/kN + 8), c = make_matrix(out, kM, kN, kBatch, kN + 24);
+    DeviceMatrix bias = make_matrix(DType::kFP32, 1, kN);
+    const std::vector<float> cv = small_integers(kBatch * kM * kN, 8, 1), bv = small_integers(kN, 4, 3);
+    from_host(c.view, cv);
+    from_host(bias.view, bv);
+    GemmEpilogue e{&c.view, /*alpha=*/3.0f, kBeta, {bias.view.data, DType::kFP32, kN}};
+    const auto expect_d = [&](const std::function<float(size_t)>& want, const char* what) {
+      const std::vector<float> got = to_host(d.view);
+      size_t wrong = 0;
+      for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != want(i);
+      EXPECT_EQ(wrong, 0u) << what;
+    };
+    // Captured: one kernel node, replayed.
+    const auto poison_d = [&] { TC_CUDA_CHECK(cudaMemset(d.alloc_begin(), kPoisonByte, d.buffer.bytes())); };
+    poison_d();
+    cudaGraph_t graph;
+    TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const std::string err = error_of([&] { gemm(a, b, d.view, stream, e); });
+    TC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    ASSERT_EQ(err, "");
+    size_t nodes = 0;
+    TC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    EXPECT_EQ(nodes, 1u);
+    cudaGraphExec_t exec;
+    TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    TC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    expect_d([&](size_t i) { return kBeta * cv[i] + bv[i % kN]; }, "D = beta * C + bias");
+    TC_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    TC_CUDA_CHECK(cudaGraphDestroy(graph));
+    // beta = 0 never reads C, even NaN.
+    TC_CUDA_CHECK(cudaMemset(c.alloc_begin(), kPoisonByte, c.buffer.bytes()));
+    poison_d();
+    e.beta = 0.0f;
+    gemm(a, b, d.view, stream, e);
+    expect_d([&](size_t i) { return bv[i % kN]; }, "D = bias");
+    // Neither C nor bias: D = 0.
+    poison_d();
+    gemm(a, b, d.view, stream);
+    expect_d([](size_t) { return 0.0f; }, "D = 0");
+    // In place: D = beta * D + bias.
+    from_host(d.view, cv);
+    GemmEpilogue in_place{&d.view, 1.0f, kBeta, {bias.view.data, DType::kFP32, kN}};
+    gemm(a, b, d.view, stream, in_place);
+    expect_d([&](size_t i) { return kBeta * cv[i] + bv[i % kN]; }, "D = beta * D + bias");
+  }
   TC_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
