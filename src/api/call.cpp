@@ -193,7 +193,8 @@ void run_call(const CallArgs& args, cudaStream_t stream) {
   check_stream(stream, key.device, query_stream_device);
   if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
   const plan::GemmDesc desc = validate_call(args, query_pointer);
-  // Neither is cached: validating them again is cheap next to what they replace.
+  // Neither kind is cached: it has no plan or descriptors to keep, and validating it again costs
+  // microseconds.
   if (nothing_to_do(desc)) return;
   if (epilogue_only(desc))
     return launch_epilogue_only(args.d, args.has_c ? &args.c : nullptr, args.beta, args.bias, stream);
