@@ -205,8 +205,9 @@ void prepare_call(const CallArgs& args) {
   const CallKey key = call_key(args);
   if (thread_calls().find(key)) return;
   const plan::GemmDesc desc = validate_call(args, query_pointer);
-  // The epilogue-only kernel is compiled into the library: nothing to prepare.
-  if (nothing_to_do(desc) || epilogue_only(desc)) return;
+  if (nothing_to_do(desc)) return;
+  // The epilogue-only kernel is compiled into the library: loading it is all there is to prepare.
+  if (epilogue_only(desc)) return load_epilogue_only(args.d, args.bias);
   remember(key, desc, false);
 }
 

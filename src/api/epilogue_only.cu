@@ -43,6 +43,16 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(std::string("k = 0 epilogue: ") + what + " failed: " + cudaGetErrorString(e));
+}
+
+template <class T, class TBias>
+void load() {
+  cudaFuncAttributes attr{};
+  check(cudaFuncGetAttributes(&attr, epilogue_only_kernel<T, TBias>), "cudaFuncGetAttributes");
+}
+
 template <class T, class TBias>
 void launch(const MatrixView& d, const MatrixView* c, float beta, const void* bias, cudaStream_t stream) {
   const int64_t total = d.batch * d.rows * d.cols;
@@ -62,14 +72,25 @@ void launch_for_bias(const MatrixView& d, const MatrixView* c, float beta, const
   launch<T, float>(d, c, beta, bias.data, stream);
 }
 
+template <class T>
+void load_for_bias(const VectorView& bias) {
+  if (bias.data == nullptr) return load<T, void>();
+  if (bias.dtype == DType::kBF16) return load<T, __nv_bfloat16>();
+  load<T, float>();
+}
+
 }  // namespace
+
+void load_epilogue_only(const MatrixView& d, const VectorView& bias) {
+  if (d.dtype == DType::kBF16) load_for_bias<__nv_bfloat16>(bias);
+  else load_for_bias<float>(bias);
+}
 
 void launch_epilogue_only(const MatrixView& d, const MatrixView* c, float beta, const VectorView& bias,
                           cudaStream_t stream) {
   if (d.dtype == DType::kBF16) launch_for_bias<__nv_bfloat16>(d, c, beta, bias, stream);
   else launch_for_bias<float>(d, c, beta, bias, stream);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw Error(std::string("k = 0 epilogue launch failed: ") + cudaGetErrorString(e));
+  check(cudaGetLastError(), "launch");
 }
 
 }  // namespace tilecast::api

@@ -14,4 +14,8 @@ namespace tilecast::api {
 void launch_epilogue_only(const MatrixView& d, const MatrixView* c, float beta, const VectorView& bias,
                           cudaStream_t stream);
 
+// Loads the kernel such a call launches on the current device (CUDA loads modules lazily, on
+// first launch), so that tilecast::prepare leaves nothing to do under a graph capture.
+void load_epilogue_only(const MatrixView& d, const VectorView& bias);
+
 }  // namespace tilecast::api

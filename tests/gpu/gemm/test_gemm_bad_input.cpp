@@ -245,9 +245,10 @@ TEST(GemmBadInput, KZeroWritesBetaCPlusBias) {
       for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != want(i);
       EXPECT_EQ(wrong, 0u) << what;
     };
-    // Captured: one kernel node, replayed.
+    // Prepared, then captured: one kernel node, replayed.
     const auto poison_d = [&] { TC_CUDA_CHECK(cudaMemset(d.alloc_begin(), kPoisonByte, d.buffer.bytes())); };
     poison_d();
+    ASSERT_NO_THROW(prepare(a, b, d.view, e));
     cudaGraph_t graph;
     TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     const std::string err = error_of([&] { gemm(a, b, d.view, stream, e); });
