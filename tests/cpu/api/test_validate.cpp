@@ -206,13 +206,13 @@ TEST(GemmValidation, InterleavedViewsOfOneBufferAreLegal) {
   x.d.row_stride = x.c.row_stride = 768;
   x.c.data = static_cast<char*>(x.d.data) + 384 * 2;
   EXPECT_EQ(error_of(x), "");
-  // A in the even rows and D in the odd rows of one buffer of 512 rows of 512 (D's rows are 384 wide).
+  // A and D side by side in each 1024-element row of one buffer: A the first 512, D the next 384.
   CallArgs rows = dense_call();
   rows.a.row_stride = 1024;
   rows.d.data = static_cast<char*>(rows.a.data) + 512 * 2;
   rows.d.row_stride = 1024;
   EXPECT_EQ(error_of(rows), "");
-  // One column wider, and D's rows reach into A's next row.
+  // D moved 8 elements left: each of its rows takes A's last 8 columns of the same row.
   rows.d.data = static_cast<char*>(rows.a.data) + 512 * 2 - 16;
   EXPECT_NE(error_of(rows).find("D overlaps A or B"), std::string::npos);
 }
