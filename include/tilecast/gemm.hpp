@@ -4,7 +4,9 @@
 // optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). The epilogue computes
 // D = alpha * A * B^T + beta * C + bias in FP32, in cuBLAS's meaning of alpha and beta. A batch (MatrixView::batch > 1)
 // runs batch independent products of equal sizes. Bad input throws tilecast::Error before anything
-// is launched.
+// is launched (README.md, "Bad input", lists every rule). m = 0, n = 0 or batch = 0 is valid and
+// launches nothing, as in cuBLAS; k = 0 writes D = beta * C + bias, as cuBLAS does, and never
+// reads A or B.
 //
 // The first call of a problem plans it, compiles its kernels through NVRTC (or loads them from the
 // disk cache) and loads them; later calls of the same problem only launch. A call with the same

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "api/epilogue_only.hpp"
 #include "api/prepared.hpp"
 #include "api/split_k.hpp"
 #include "api/validate.hpp"
@@ -272,26 +273,41 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-const PreparedCall& prepared_call(const CallKey& key, bool under_capture) {
-  CallCache& calls = thread_calls();
-  if (const PreparedCall* hit = calls.find(key)) return *hit;
-  const plan::GemmDesc desc = validate_call(key.args, query_pointer);
-  return calls.insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
+// Plans, compiles and loads a validated call's kernels, encodes its descriptors and remembers it.
+const PreparedCall& remember(const CallKey& key, const plan::GemmDesc& desc, bool under_capture) {
+  return thread_calls().insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
 }
 
 }  // namespace
 
 void run_call(const CallArgs& args, cudaStream_t stream) {
   const CallKey key = call_key(args);
+  // Every call, the cached ones too: the cache is keyed on the arguments, not on the stream.
+  check_stream(stream, key.device, query_stream_device);
   if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
-  launch(prepared_call(key, capturing(stream)), stream);
+  const plan::GemmDesc desc = validate_call(args, query_pointer);
+  // Neither kind is cached: it has no plan or descriptors to keep, and validating it again costs
+  // microseconds.
+  if (nothing_to_do(desc)) return;
+  if (epilogue_only(desc))
+    return launch_epilogue_only(args.d, args.has_c ? &args.c : nullptr, args.beta, args.bias, stream);
+  launch(remember(key, desc, capturing(stream)), stream);
 }
 
 void prepare_call(const CallArgs& args) {
-  const PreparedCall& call = prepared_call(call_key(args), false);
-  // A spare workspace for a capture on a stream that never ran a split call (a graph captured
-  // on a fresh stream right after prepare(), as torch.cuda.graph does).
-  if (call.gemm->plan.k_splits > 1) call.gemm->device->note_workspace(call.gemm->plan.workspace_bytes(), true);
+  const CallKey key = call_key(args);
+  const PreparedCall* call = thread_calls().find(key);
+  if (!call) {
+    const plan::GemmDesc desc = validate_call(args, query_pointer);
+    if (nothing_to_do(desc)) return;
+    // The epilogue-only kernel is compiled into the library: loading it is all there is to prepare.
+    if (epilogue_only(desc)) return load_epilogue_only(args.d, args.bias);
+    call = &remember(key, desc, false);
+  }
+  // A spare workspace for a capture on a stream that never ran a split call (a graph captured on
+  // a fresh stream right after prepare(), as torch.cuda.graph does): made by every prepare().
+  const plan::GemmPlan& plan = call->gemm->plan;
+  if (plan.k_splits > 1) call->gemm->device->note_workspace(plan.workspace_bytes(), true);
 }
 
 }  // namespace tilecast::api
