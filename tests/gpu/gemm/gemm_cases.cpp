@@ -12,6 +12,9 @@ GemmCase with_tiles(GemmCase c, const ClusterShape& cs) {
   c.config.block_n = 128;
   c.config.cluster_m = cs.m;
   c.config.cluster_n = cs.n;
+  // These cases test the unsplit kernel's tiles, clusters and epilogue: the planner must not
+  // move them to split-K (whose own cases are split_k_cases.cpp).
+  c.config.k_splits = 1;
   return c;
 }
 
