@@ -64,7 +64,9 @@ TEST(SplitKKernels, TheGpuTestsKernelsCompileWithoutLocalMemory) {
   for (const auto& list : {test::split_k_cases(), test::split_k_graph_cases()})
     for (const test::GemmCase& c : list) {
       const plan::GemmPlan p = plan::plan_gemm(test::desc_of(c), f, c.config);
-      if (c.config.k_splits > 1) EXPECT_EQ(p.k_splits, c.config.k_splits) << c.name();
+      if (c.config.k_splits > 1) {
+        EXPECT_EQ(p.k_splits, c.config.k_splits) << c.name();
+      }
       if (p.k_splits > 1) ++split;
       if (!names.insert(gemm_kernel_source(p.main.kernel).name_expression).second) continue;
       expect_clean(compiler, gemm_kernel_source(p.main.kernel));

@@ -39,7 +39,9 @@ void run_small_cases(GroupedForm form) {
   cudaStream_t stream;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const GroupedCase& c : grouped_small_cases()) {
-    if (c.form == form) EXPECT_TRUE(run_grouped_case(c, stream)) << c.name();
+    if (c.form == form) {
+      EXPECT_TRUE(run_grouped_case(c, stream)) << c.name();
+    }
   }
   cudaStreamDestroy(stream);
 }
