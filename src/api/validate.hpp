@@ -18,8 +18,10 @@ struct PointerFacts {
 };
 using PointerQuery = PointerFacts (*)(const void*);
 
+// `layout` says how a and b are stored (the views are the stored matrices).
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                              const GemmEpilogue& epilogue, PointerQuery where_is);
+                              const GemmEpilogue& epilogue, PointerQuery where_is,
+                              GemmLayout layout = GemmLayout::kNT);
 
 // The grouped forms (tilecast/grouped.hpp): views, group array and hints of args.group.
 plan::GemmDesc validate_grouped(const CallArgs& args, PointerQuery where_is);
