@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
                           : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),
+                                test::layout_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()}};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
