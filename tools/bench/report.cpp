@@ -58,6 +58,8 @@ std::string target_of(const std::string& suite, const SuiteSummary& s) {
   if (suite == "mgrouped") return std::string("geomean >= 1.15x") + verdict(geo >= 1.15);
   if (suite == "host") return std::string("host time no slower than cublasLtMatmul") + verdict(s.min_speedup >= 1.0);
   if (suite == "masked") return std::string(">= 70% of roofline") + verdict(s.min_roof >= 0.70);
+  if (suite == "nn" || suite == "tn" || suite == "tt")
+    return std::string("none < 1.0x cuBLAS") + verdict(s.min_speedup >= 1.0);
   return "-";
 }
 
