@@ -33,6 +33,7 @@ std::string config_name(const GemmConfig& config) {
   std::string s;
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
+  if (config.multicast_a == 0 && config.multicast_b == 0) s += "_unicast";
   if (config.companion == 1) s += "_companion";
   return s;
 }

@@ -245,6 +245,13 @@ std::vector<GemmCase> layout_cases() {
     scaled.with_bias = true;
     scaled.out = DType::kFP32;
     out.push_back(scaled);
+    // A 2x2 cluster with multicast switched off (each CTA loads its own tiles: the same kernel,
+    // another schedule).
+    GemmCase unicast = with_tiles({"layout_unicast", 1000, 1320, 200}, {2, 2});
+    unicast.layout = layout;
+    unicast.config.multicast_a = 0;
+    unicast.config.multicast_b = 0;
+    out.push_back(unicast);
     // Clusters of 4 with the companion launch.
     GemmCase companion = with_tiles({"layout_companion", 1000, 1320, 200}, {2, 2});
     companion.layout = layout;

@@ -24,7 +24,7 @@ std::vector<GemmCase> epilogue_cases();
 // The layouts NT, NN, TN and TT (gemm_layout.cuh): every cluster shape x {aligned, ragged with
 // wholly out-of-bounds boxes, K % 8 != 0 (NaN-padded rows), batched, padded row strides} x BF16 /
 // FP32 x with / without C; 64-row and 64..256-column tiles; C in place, NaN C with beta 0, alpha /
-// beta / bias; the companion; the planner's choices.
+// beta / bias; multicast off; the companion; the planner's choices.
 std::vector<GemmCase> layout_cases();
 // The CUDA-graph tests' problems (test_gemm_graphs.cpp): the planner's choice, a multicast pair
 // and a cluster of 4 with its companion, with and without C; then the shape captured with other
