@@ -4,7 +4,9 @@
 // contiguous (BF16); D and the optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype).
 // The epilogue computes D = alpha * A * B^T + beta * C + bias in FP32, in cuBLAS's meaning of
 // alpha and beta. A batch (MatrixView::batch > 1) runs batch independent products of equal sizes.
-// Bad input throws tilecast::Error before anything is launched.
+// Bad input throws tilecast::Error before anything is launched (README.md, "Bad input", lists
+// every rule). m = 0, n = 0 or batch = 0 is valid and launches nothing, as in cuBLAS; k = 0 writes
+// D = beta * C + bias, as cuBLAS does, and never reads A or B.
 //
 // Other layouts (GemmLayout, device/gemm_layout.cuh; DeepGEMM's bf16_gemm_nt/nn/tn/tt letters):
 // D = op_a(A) * op_b(B), the first letter op_a, the second op_b, N = as stored, T = transposed.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "api/epilogue_only.hpp"
 #include "api/prepared.hpp"
 #include "api/validate.hpp"
 #include "jit/launch.hpp"
@@ -179,21 +180,35 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-const PreparedCall& prepared_call(const CallKey& key, bool under_capture) {
-  CallCache& calls = thread_calls();
-  if (const PreparedCall* hit = calls.find(key)) return *hit;
-  const plan::GemmDesc desc = validate_call(key.args, query_pointer);
-  return calls.insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
+// Plans, compiles and loads a validated call's kernels, encodes its descriptors and remembers it.
+const PreparedCall& remember(const CallKey& key, const plan::GemmDesc& desc, bool under_capture) {
+  return thread_calls().insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
 }
 
 }  // namespace
 
 void run_call(const CallArgs& args, cudaStream_t stream) {
   const CallKey key = call_key(args);
+  // Every call, the cached ones too: the cache is keyed on the arguments, not on the stream.
+  check_stream(stream, key.device, query_stream_device);
   if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
-  launch(prepared_call(key, capturing(stream)), stream);
+  const plan::GemmDesc desc = validate_call(args, query_pointer);
+  // Neither kind is cached: it has no plan or descriptors to keep, and validating it again costs
+  // microseconds.
+  if (nothing_to_do(desc)) return;
+  if (epilogue_only(desc))
+    return launch_epilogue_only(args.d, args.has_c ? &args.c : nullptr, args.beta, args.bias, stream);
+  launch(remember(key, desc, capturing(stream)), stream);
 }
 
-void prepare_call(const CallArgs& args) { prepared_call(call_key(args), false); }
+void prepare_call(const CallArgs& args) {
+  const CallKey key = call_key(args);
+  if (thread_calls().find(key)) return;
+  const plan::GemmDesc desc = validate_call(args, query_pointer);
+  if (nothing_to_do(desc)) return;
+  // The epilogue-only kernel is compiled into the library: loading it is all there is to prepare.
+  if (epilogue_only(desc)) return load_epilogue_only(args.d, args.bias);
+  remember(key, desc, false);
+}
 
 }  // namespace tilecast::api

@@ -5,53 +5,140 @@
 #include <cstdint>
 #include <string>
 
+#include "api/view_overlap.hpp"
 #include "driver/driver.hpp"
+#include "tilecast/device/ptx/wgmma_widths.cuh"
 
 namespace tilecast::api {
 namespace {
 
+using u128 = unsigned __int128;
+
 // TMA coordinates are signed 32-bit and its extents at most 2^32; keep every size well inside.
 constexpr int64_t kMaxExtent = int64_t{1} << 31;
+// cuTensorMapEncodeTiled refuses global strides of 2^40 bytes or more.
+constexpr uint64_t kMaxTmaStrideBytes = uint64_t{1} << 40;
+// TMA's alignment of a tensor's base address and of its strides.
+constexpr uint64_t kTmaAlignment = 16;
+// The smallest output tile any plan uses: block_m 64 (the planner's smaller block) by the
+// narrowest WGMMA width. The tile scheduler numbers tiles (and units of them) in 32 bits.
+constexpr uint64_t kSmallestTileRows = 64;
+constexpr uint64_t kSmallestTileCols = kWgmmaBF16Widths[0];
+constexpr u128 kMaxTiles = u128{1} << 32;
 
 std::string dims(const MatrixView& v) {
   return std::to_string(v.batch) + "x" + std::to_string(v.rows) + "x" + std::to_string(v.cols);
 }
 
+// std::to_string has no 128-bit overload; sizes and spans are summed in 128 bits so none wraps.
+std::string decimal(u128 x) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+    x /= 10;
+  } while (x);
+  return s;
+}
+
+bool valid_dtype(DType t) { return t == DType::kBF16 || t == DType::kFP32; }
+
+// A DType cast from a bad integer would otherwise pass as fp32 (dtype_size and dtype_name treat
+// anything but bf16 so).
+void check_dtype(const std::string& n, DType t) {
+  if (!valid_dtype(t))
+    throw Error(n + ": dtype " + std::to_string(static_cast<unsigned>(t)) +
+                " is not a tilecast::DType (kBF16 = 0, kFP32 = 1)");
+}
+
+// What a view must satisfy even in a call with nothing to do.
+void check_sizes(const std::string& n, const MatrixView& v) {
+  check_dtype(n, v.dtype);
+  if (v.rows < 0 || v.cols < 0 || v.batch < 0)
+    throw Error(n + " has a negative size (" + dims(v) + "): sizes are at least 0");
+  if (v.rows >= kMaxExtent || v.cols >= kMaxExtent || v.batch >= kMaxExtent)
+    throw Error(n + " (" + dims(v) + ") has a size of 2^31 or more (TMA coordinates are signed 32-bit)");
+}
+
+// Bytes from a view's base to one past its last element; wide, so that no size or stride wraps it.
+u128 span_bytes(const MatrixView& v) {
+  const u128 elem = dtype_size(v.dtype);
+  return ((static_cast<u128>(v.batch) - 1) * static_cast<u128>(v.batch_step()) +
+          (static_cast<u128>(v.rows) - 1) * static_cast<u128>(v.ld()) + static_cast<u128>(v.cols)) *
+         elem;
+}
+
+// Where the query knows the allocation, no byte of [first, first + bytes) may lie outside it: the
+// TMA would fault on it (or read and write a neighbour's memory) after the launch.
+void check_within_allocation(const std::string& n, uintptr_t first, u128 bytes, const PointerFacts& f) {
+  if (f.alloc_bytes == 0) return;
+  const u128 alloc_end = static_cast<u128>(f.alloc_base) + f.alloc_bytes;
+  if (first < f.alloc_base || first + bytes > alloc_end)
+    throw Error(n + " reaches past its allocation: it spans " + decimal(bytes) + " bytes from its base, but its allocation (" +
+                std::to_string(f.alloc_bytes) + " bytes) ends " + decimal(alloc_end - first) + " bytes after the base");
+}
+
+// The pointer facts every operand needs: device memory of the current device.
+PointerFacts check_device_memory(const std::string& n, const void* p, PointerQuery where_is, const char* why = "") {
+  const PointerFacts f = where_is(p);
+  if (!f.device_memory)
+    throw Error(n + " is not in device memory (a host pointer, or one CUDA does not know)" + why);
+  if (f.device != f.current_device)
+    throw Error(n + " is on device " + std::to_string(f.device) + ", but the call runs on device " +
+                std::to_string(f.current_device) + " (the current one): cudaSetDevice to the tensor's device first");
+  return f;
+}
+
+// The rest of a view's rules, for a view the call reads or writes.
 void check_view(const std::string& n, const MatrixView& v, PointerQuery where_is) {
   if (v.data == nullptr) throw Error(n + " is null");
-  if (v.rows <= 0 || v.cols <= 0 || v.batch <= 0)
+  if (v.rows == 0 || v.cols == 0 || v.batch == 0)
     throw Error(n + " is empty (" + dims(v) + "): every size must be at least 1");
-  if (v.rows >= kMaxExtent || v.cols >= kMaxExtent || v.batch >= kMaxExtent)
-    throw Error(n + " (" + dims(v) + ") has a size of 2^31 or more");
   const int64_t elem = static_cast<int64_t>(dtype_size(v.dtype));
+  if (v.row_stride < 0) throw Error(n + ": row stride " + std::to_string(v.row_stride) + " is negative");
   if (v.row_stride != 0 && v.row_stride < v.cols)
     throw Error(n + ": row stride " + std::to_string(v.row_stride) + " is smaller than its " + std::to_string(v.cols) +
                 " columns");
-  if ((v.ld() * elem) % 16 != 0)
-    throw Error(n + ": row stride of " + std::to_string(v.ld()) + " elements is " + std::to_string(v.ld() * elem) +
+  const u128 row_bytes = static_cast<u128>(v.ld()) * static_cast<u128>(elem);
+  if (row_bytes % kTmaAlignment != 0)
+    throw Error(n + ": row stride of " + std::to_string(v.ld()) + " elements is " + decimal(row_bytes) +
                 " bytes, not a multiple of 16 (TMA needs 16-byte aligned strides; pad the rows)");
-  if (reinterpret_cast<uintptr_t>(v.data) % 16 != 0) throw Error(n + ": base address is not 16-byte aligned");
+  if (row_bytes >= kMaxTmaStrideBytes)
+    throw Error(n + ": row stride of " + decimal(row_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
+  if (reinterpret_cast<uintptr_t>(v.data) % kTmaAlignment != 0)
+    throw Error(n + ": base address is not 16-byte aligned");
   if (v.batch > 1) {
+    if (v.batch_stride < 0) throw Error(n + ": batch stride " + std::to_string(v.batch_stride) + " is negative");
     if (v.batch_stride != 0 && v.batch_stride < v.rows * v.ld())
       throw Error(n + ": batch stride " + std::to_string(v.batch_stride) + " is smaller than one matrix (" +
                   std::to_string(v.rows * v.ld()) + " elements): batches would overlap");
-    if ((v.batch_step() * elem) % 16 != 0) throw Error(n + ": batch stride is not a multiple of 16 bytes");
+    const u128 batch_bytes = static_cast<u128>(v.batch_step()) * static_cast<u128>(elem);
+    if (batch_bytes % kTmaAlignment != 0) throw Error(n + ": batch stride is not a multiple of 16 bytes");
+    if (batch_bytes >= kMaxTmaStrideBytes)
+      throw Error(n + ": batch stride of " + decimal(batch_bytes) + " bytes is 2^40 or more (TMA's largest stride)");
   }
-  const PointerFacts f = where_is(v.data);
-  if (!f.device_memory) throw Error(n + " is not in device memory of the current device");
-}
-
-// Byte range [first, last) that a view spans.
-std::pair<uintptr_t, uintptr_t> span(const MatrixView& v) {
   const uintptr_t first = reinterpret_cast<uintptr_t>(v.data);
-  const int64_t elems = (v.batch - 1) * v.batch_step() + (v.rows - 1) * v.ld() + v.cols;
-  return {first, first + static_cast<uintptr_t>(elems) * dtype_size(v.dtype)};
+  const u128 bytes = span_bytes(v);
+  if (first + bytes > static_cast<u128>(UINT64_MAX))
+    throw Error(n + " spans " + decimal(bytes) + " bytes from its base: its end is past the 64-bit address space");
+  const PointerFacts f = check_device_memory(n, v.data, where_is);
+  check_within_allocation(n, first, bytes, f);
 }
 
-bool overlap(const MatrixView& x, const MatrixView& y) {
-  const auto [a0, a1] = span(x);
-  const auto [b0, b1] = span(y);
-  return a0 < b1 && b0 < a1;
+bool overlap(const MatrixView& x, const MatrixView& y) { return api::overlap(bytes_of(x), bytes_of(y)); }
+
+// Whether two views of one shape and dtype name the same elements: a stride matters only where
+// its count is above 1 (a single matrix's batch stride, or a single row's stride, may be anything).
+bool same_elements(const MatrixView& x, const MatrixView& y) {
+  return x.data == y.data && (x.rows == 1 || x.ld() == y.ld()) && (x.batch == 1 || x.batch_step() == y.batch_step());
+}
+
+void check_tile_count(const std::string& n, const MatrixView& d) {
+  const auto ceil_div = [](u128 a, u128 b) { return (a + b - 1) / b; };
+  const u128 tiles = ceil_div(static_cast<u128>(d.rows), kSmallestTileRows) *
+                     ceil_div(static_cast<u128>(d.cols), kSmallestTileCols) * static_cast<u128>(d.batch);
+  if (tiles >= kMaxTiles)
+    throw Error(n + " (" + dims(d) + ") has " + decimal(tiles) + " tiles of " + std::to_string(kSmallestTileRows) + "x" +
+                std::to_string(kSmallestTileCols) + ", 2^32 or more: the tile scheduler numbers them in 32 bits");
 }
 
 const char* layout_label(GemmLayout l) {
@@ -109,16 +196,15 @@ void check_group_array(const std::string& form, const CallArgs& x, PointerQuery 
   const void* p = x.group.data;
   if (p == nullptr) throw Error(n + " is null");
   if (reinterpret_cast<uintptr_t>(p) % alignof(int32_t) != 0) throw Error(n + " is not 4-byte aligned (int32)");
-  const PointerFacts f = where_is(p);
-  if (!f.device_memory)
-    throw Error(n + " is not in device memory of the current device (the kernel reads it; the host never does)");
+  const PointerFacts f = check_device_memory(n, p, where_is, " (the kernel reads it; the host never does)");
   const uint64_t bytes = static_cast<uint64_t>(arr.entries) * sizeof(int32_t);
-  if (f.bytes_to_end != 0 && f.bytes_to_end < bytes)
+  const uint64_t first = reinterpret_cast<uintptr_t>(p);
+  if (f.alloc_bytes != 0 && f.alloc_base + f.alloc_bytes < first + bytes)
     throw Error(n + " needs " + std::to_string(arr.entries) + " int32 (" + std::to_string(bytes) +
-                " bytes), but its allocation ends " + std::to_string(f.bytes_to_end) + " bytes after it");
-  const uintptr_t first = reinterpret_cast<uintptr_t>(p);
-  const auto [d0, d1] = span(x.d);
-  if (first < d1 && d0 < first + bytes) throw Error(n + " overlaps D, which the kernel writes while it reads them");
+                " bytes), but its allocation ends " + std::to_string(f.alloc_base + f.alloc_bytes - first) +
+                " bytes after it");
+  if (api::overlap(bytes_of(p, bytes), bytes_of(x.d)))
+    throw Error(n + " overlaps D, which the kernel writes while it reads them");
 }
 
 }  // namespace
@@ -131,19 +217,12 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
   if (g.type != GemmType::kMGroupedContiguous && g.type != GemmType::kMGroupedMasked &&
       g.type != GemmType::kKGroupedContiguous)
     fail("not a grouped gemm type");
-  // The group count is a batch of one operand; name it before the generic empty-view check does.
-  const char* counted = g.type == GemmType::kMGroupedContiguous ? "B" : g.type == GemmType::kMGroupedMasked ? "A" : "D";
-  const int64_t groups = g.type == GemmType::kMGroupedContiguous ? b.batch : g.type == GemmType::kMGroupedMasked ? a.batch : d.batch;
-  if (groups <= 0)
-    fail(std::string(counted) + ".batch is " + std::to_string(groups) +
-         ": it is the number of " + (g.type == GemmType::kKGroupedContiguous ? "groups" : "experts") +
-         ", at least 1");
+  check_sizes(form + ": A", a);
+  check_sizes(form + ": B", b);
+  check_sizes(form + ": D", d);
   if (g.type == GemmType::kMGroupedContiguous && g.layout != ContiguousLayout::kOffsets &&
       g.layout != ContiguousLayout::kRowIndex)
     fail("layout.kind " + std::to_string(static_cast<uint32_t>(g.layout)) + " is neither kOffsets nor kRowIndex");
-  check_view(form + ": A", a, where_is);
-  check_view(form + ": B", b, where_is);
-  check_view(form + ": D", d, where_is);
   if (a.dtype != DType::kBF16) fail(std::string("A must be bf16, not ") + dtype_name(a.dtype));
   if (b.dtype != DType::kBF16) fail(std::string("B must be bf16, not ") + dtype_name(b.dtype));
   if (a.cols != b.cols)
@@ -165,7 +244,7 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
                std::to_string(b.batch) + ", D " + std::to_string(d.batch) + ")");
       must(d.rows == a.rows, "D has " + std::to_string(d.rows) + " rows per expert, A has " + std::to_string(a.rows) +
                                  " (max_m): they must match");
-      must(g.expected_m >= 1 && g.expected_m <= a.rows,
+      must(a.rows == 0 || (g.expected_m >= 1 && g.expected_m <= a.rows),
            "expected_m " + std::to_string(g.expected_m) + " is not in 1..max_m = " + std::to_string(a.rows));
       break;
     default:  // k-grouped
@@ -175,8 +254,6 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
       must(!x.has_c || (x.c == d), "accumulating reads D itself, no other C");
       break;
   }
-  if (overlap(d, a) || overlap(d, b)) fail("D overlaps A or B in memory");
-  check_group_array(form, x, where_is);
   plan::GemmDesc desc;
   switch (g.type) {
     case GemmType::kMGroupedContiguous:
@@ -189,11 +266,23 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
       desc = plan::kgrouped_desc(a.rows, b.rows, a.cols, d.batch, d.dtype, g.accumulate);
       break;
   }
+  // No rows (no token routed this step), no columns or no group: D has no element to write, as
+  // for cuBLAS's grouped GEMM with a group count of 0.
+  if (nothing_to_do(desc)) return desc;
+  if (a.cols == 0)
+    fail(std::string("k is 0 (A is ") + dims(a) + "): every product would be empty; give A and B at least one column");
+  check_tile_count(form + ": D", d);
+  check_view(form + ": A", a, where_is);
+  check_view(form + ": B", b, where_is);
+  check_view(form + ": D", d, where_is);
+  if (overlap(d, a) || overlap(d, b)) fail("D overlaps A or B in memory");
+  check_group_array(form, x, where_is);
   desc.problem.group_data = g.data;  // for the kernel's parameters; the planner never reads it
   return desc;
 }
 
 plan::GemmDesc validate_call(const CallArgs& x, PointerQuery where_is) {
+  plan::check_overrides(x.config);
   if (x.group.type != GemmType::kNormal && x.layout != GemmLayout::kNT)
     throw Error(std::string(form_name(x.group.type)) + ": layout " + layout_label(x.layout) +
                 " refused: the grouped GEMMs are NT only (A and B stored K-major)");
@@ -211,14 +300,23 @@ plan::GemmDesc validate_call(const CallArgs& x, PointerQuery where_is) {
   return validate_grouped(x, where_is);
 }
 
+bool nothing_to_do(const plan::GemmDesc& desc) {
+  const GemmProblem& p = desc.problem;
+  return p.m == 0 || p.n == 0 || p.num_groups == 0;
+}
+
+bool epilogue_only(const plan::GemmDesc& desc) { return !nothing_to_do(desc) && desc.problem.k == 0; }
+
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
                               const GemmEpilogue& epilogue, PointerQuery where_is, GemmLayout layout) {
   const MatrixView* c = epilogue.c;
+  const VectorView& bias = epilogue.bias;
   if (!is_gemm_layout(layout))
     throw Error("layout " + std::to_string(static_cast<unsigned>(layout)) + " is not one of NT, NN, TN, TT");
-  check_view("A", a, where_is);
-  check_view("B", b, where_is);
-  check_view("D", d, where_is);
+  check_sizes("A", a);
+  check_sizes("B", b);
+  check_sizes("D", d);
+  if (c) check_sizes("C", *c);
   if (a.dtype != DType::kBF16) throw Error(std::string("A must be bf16, not ") + dtype_name(a.dtype));
   if (b.dtype != DType::kBF16) throw Error(std::string("B must be bf16, not ") + dtype_name(b.dtype));
   // The views are the stored matrices: the layout says which of their sizes are m, n and k.
@@ -234,33 +332,21 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
   if (a.batch != b.batch || a.batch != d.batch)
     throw Error("batch counts differ: A " + std::to_string(a.batch) + ", B " + std::to_string(b.batch) + ", D " +
                 std::to_string(d.batch));
-  if (overlap(d, a) || overlap(d, b)) throw Error("D overlaps A or B in memory");
   if (c) {
-    check_view("C", *c, where_is);
     if (c->dtype != d.dtype)
       throw Error(std::string("C is ") + dtype_name(c->dtype) + " but D is " + dtype_name(d.dtype) +
                   ": C must have D's dtype");
     if (c->rows != d.rows || c->cols != d.cols || c->batch != d.batch)
       throw Error("C is " + dims(*c) + ", D is " + dims(d) + ": they must match");
-    // D = D + A * B^T is fine (each element of C is read before the same element of D is
-    // written); any other overlap of C and D is not.
-    const bool same = c->data == d.data && c->ld() == d.ld() && c->batch_step() == d.batch_step();
-    if (!same && overlap(*c, d)) throw Error("C overlaps D without being D itself");
   } else if (epilogue.beta != 1.0f) {
     throw Error("beta is " + std::to_string(epilogue.beta) + " but there is no C: beta scales C (give C, or leave beta at 1)");
   }
-  const VectorView& bias = epilogue.bias;
   if (bias.data) {
-    if (bias.dtype != DType::kBF16 && bias.dtype != DType::kFP32)
+    if (!valid_dtype(bias.dtype))
       throw Error("bias must be bf16 or fp32, not dtype " + std::to_string(static_cast<unsigned>(bias.dtype)));
     if (bias.length != d.cols)
       throw Error("bias has " + std::to_string(bias.length) + " elements but D has " + std::to_string(d.cols) +
                   " columns: one per column");
-    if (reinterpret_cast<uintptr_t>(bias.data) % 16 != 0) throw Error("bias: base address is not 16-byte aligned (TMA)");
-    if (!where_is(bias.data).device_memory) throw Error("bias is not in device memory of the current device");
-    const uintptr_t b0 = reinterpret_cast<uintptr_t>(bias.data), b1 = b0 + bias.length * dtype_size(bias.dtype);
-    const auto [d0, d1] = span(d);
-    if (b0 < d1 && d0 < b1) throw Error("bias overlaps D in memory");
   } else if (bias.length != 0) {
     throw Error("bias has " + std::to_string(bias.length) + " elements but no data pointer");
   }
@@ -268,21 +354,55 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
       plan::dense_desc(op_a.mn, op_b.mn, op_a.k, a.batch, d.dtype, c != nullptr && epilogue.beta != 0.0f, layout);
   desc.has_bias = bias.data != nullptr;
   desc.bias_type = desc.has_bias ? bias.dtype : DType::kFP32;
+  // m = 0, n = 0 or no batch: cuBLAS returns without touching anything, and so does the call.
+  if (nothing_to_do(desc)) return desc;
+  // k = 0: A * B^T is an empty sum, so A and B are never read (cuBLAS allows them null), and
+  // D = beta * C + bias (epilogue_only).
+  const bool reads_ab = op_a.k != 0;
+  check_tile_count("D", d);
+  if (reads_ab) {
+    check_view("A", a, where_is);
+    check_view("B", b, where_is);
+  }
+  check_view("D", d, where_is);
+  if (reads_ab && (overlap(d, a) || overlap(d, b))) throw Error("D overlaps A or B in memory");
+  if (c) {
+    check_view("C", *c, where_is);
+    // D = D + A * B^T is fine (each element of C is read before the same element of D is
+    // written); any other overlap of C and D is not.
+    if (!same_elements(*c, d) && overlap(*c, d)) throw Error("C overlaps D without being D itself");
+  }
+  if (bias.data) {
+    if (reinterpret_cast<uintptr_t>(bias.data) % kTmaAlignment != 0)
+      throw Error("bias: base address is not 16-byte aligned (TMA)");
+    const PointerFacts f = check_device_memory("bias", bias.data, where_is);
+    const uint64_t bytes = static_cast<uint64_t>(bias.length) * dtype_size(bias.dtype);
+    check_within_allocation("bias", reinterpret_cast<uintptr_t>(bias.data), bytes, f);
+    if (api::overlap(bytes_of(bias.data, bytes), bytes_of(d))) throw Error("bias overlaps D in memory");
+  }
   return desc;
+}
+
+void check_stream(cudaStream_t stream, int current_device, StreamQuery device_of) {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+  const int device = device_of(stream);
+  if (device >= 0 && device != current_device)
+    throw Error("stream belongs to device " + std::to_string(device) + ", but the call runs on device " +
+                std::to_string(current_device) + " (the current one): cudaSetDevice to the stream's device first");
 }
 
 PointerFacts query_pointer(const void* p) {
   PointerFacts f;
+  cudaGetDevice(&f.current_device);
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     cudaGetLastError();  // an unknown pointer leaves a sticky-free error: clear it
     return f;
   }
-  int current = -1;
-  cudaGetDevice(&current);
-  f.device = attr.device;
-  f.device_memory = (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) && attr.device == current;
-  if (f.device_memory) {
+  f.device_memory = attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+  // Managed memory migrates to whichever device touches it.
+  f.device = attr.type == cudaMemoryTypeManaged ? f.current_device : attr.device;
+  if (f.device_memory && f.device == f.current_device) {
     // The allocation holding p (for a caching allocator's block, its whole segment: a bound, never
     // a false refusal). Unknown when the driver cannot say.
     try {
@@ -290,12 +410,32 @@ PointerFacts query_pointer(const void* p) {
       CUdeviceptr base = 0;
       size_t size = 0;
       const CUdeviceptr at = reinterpret_cast<CUdeviceptr>(p);
-      if (drv.cuMemGetAddressRange(&base, &size, at) == CUDA_SUCCESS && at >= base && at < base + size)
-        f.bytes_to_end = base + size - at;
+      // NOTES: for virtual memory (cuMemCreate + cuMemMap: PyTorch's expandable segments, comm's
+      // heap) the range is the one physical chunk holding p, while a tensor may span several
+      // chunks mapped side by side; such memory stays unknown rather than falsely refused.
+      CUmemGenericAllocationHandle handle{};
+      const bool virtual_memory = drv.cuMemRetainAllocationHandle(&handle, const_cast<void*>(p)) == CUDA_SUCCESS;
+      if (virtual_memory) drv.cuMemRelease(handle);  // the retain took a reference
+      if (!virtual_memory && drv.cuMemGetAddressRange(&base, &size, at) == CUDA_SUCCESS && at >= base &&
+          at < base + size) {
+        f.alloc_base = base;
+        f.alloc_bytes = size;
+      }
     } catch (const Error&) {
     }
   }
   return f;
+}
+
+int query_stream_device(cudaStream_t stream) {
+  int device = -1;
+  const cudaError_t e = cudaStreamGetDevice(stream, &device);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(std::string("stream: cudaStreamGetDevice failed: ") + cudaGetErrorString(e) +
+                " (a destroyed stream, or not a stream)");
+  }
+  return device;
 }
 
 }  // namespace tilecast::api

@@ -42,8 +42,10 @@ struct Driver {
   PFN_cuMemMap_v10020 cuMemMap = nullptr;
   PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
   PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
-  // The API's argument checks: how far a grouped GEMM's size array may be read.
+  // The API's argument checks: the allocation a view lies in, and whether it is virtual memory
+  // (whose address range is one physical chunk, not the whole mapping).
   PFN_cuMemGetAddressRange_v3020 cuMemGetAddressRange = nullptr;
+  PFN_cuMemRetainAllocationHandle_v11000 cuMemRetainAllocationHandle = nullptr;
 
   // The table, filled on first use. Throws tilecast::Error naming the function that could not be
   // found (no driver, a driver older than the ABI version asked for); a later call tries again.

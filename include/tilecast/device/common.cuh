@@ -29,4 +29,17 @@ using cuda::std::uint8_t;
 
 TC_HOST_DEVICE constexpr uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
+// T when kFirst, else F: cuda::std::conditional_t without <cuda/std/type_traits>, whose parsing
+// cost NVRTC 0.8-1.0 s per kernel (bench/results/2026-12-01-nvrtc-pch.md).
+template <bool kFirst, class T, class F>
+struct PickType {
+  using type = T;
+};
+template <class T, class F>
+struct PickType<false, T, F> {
+  using type = F;
+};
+template <bool kFirst, class T, class F>
+using pick_type = typename PickType<kFirst, T, F>::type;
+
 }  // namespace tilecast

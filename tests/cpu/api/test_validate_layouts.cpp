@@ -12,7 +12,14 @@
 namespace tilecast::api {
 namespace {
 
-PointerFacts fake_device(const void* p) { return {reinterpret_cast<uintptr_t>(p) < (uintptr_t{1} << 40), 0}; }
+// Every pointer below 2^40 is device memory of device 0, the current one; allocation ends unknown.
+PointerFacts fake_device(const void* p) {
+  PointerFacts f;
+  f.device_memory = reinterpret_cast<uintptr_t>(p) < (uintptr_t{1} << 40);
+  f.device = 0;
+  f.current_device = 0;
+  return f;
+}
 
 MatrixView view(uintptr_t addr, int64_t rows, int64_t cols, int64_t ld = 0, int64_t batch = 1) {
   MatrixView v;
@@ -120,6 +127,26 @@ TEST(LayoutValidation, RowPitchRuleFollowsTheStoredRows) {
   EXPECT_NE(e3.find("B: row stride of 100 elements is 200 bytes"), std::string::npos) << e3;
   nb.b.row_stride = 104;
   EXPECT_EQ(error_of(nb, GemmLayout::kNN), "");
+}
+
+// k = 0 is the epilogue alone in every layout (A and B never read, so null), and m = 0 or n = 0
+// is nothing to do: the layout decides which of the stored sizes is k, m and n.
+TEST(LayoutValidation, EmptySizesFollowTheStoredShapes) {
+  for (GemmLayout layout : kLayouts) {
+    SCOPED_TRACE(layout_name(layout));
+    Problem k0(layout);
+    k0.a = a_mn_major(layout) ? view(0, 0, kM) : view(0, kM, 0);
+    k0.b = b_mn_major(layout) ? view(0, 0, kN) : view(0, kN, 0);
+    const plan::GemmDesc d = validate_gemm(k0.a, k0.b, k0.d, {}, fake_device, layout);
+    EXPECT_EQ(d.problem.k, 0u);
+    EXPECT_EQ(d.problem.m, kM);
+    EXPECT_EQ(d.problem.n, kN);
+    EXPECT_TRUE(epilogue_only(d));
+    Problem m0(layout);
+    m0.a = a_mn_major(layout) ? view(0x100000, kK, 0) : view(0x100000, 0, kK);
+    m0.d = view(0x2000000, 0, kN);
+    EXPECT_TRUE(nothing_to_do(validate_gemm(m0.a, m0.b, m0.d, {}, fake_device, layout)));
+  }
 }
 
 TEST(LayoutValidation, AnUnknownLayoutIsRefused) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "api/warm.hpp"
 #include "gemm_cases.hpp"
@@ -35,6 +36,12 @@ int main(int argc, char** argv) {
                                   test::grouped_small_cases(), test::masked_graph_cases()};
   for (const auto& list : grouped)
     for (const test::GroupedCase& c : list) items.push_back({test::desc_of(c), c.config});
+  // The problems GemmBadInput.* (test_gemm_bad_input.cpp) runs to show that legal views run:
+  // m, n, k, BF16 out, with or without C.
+  for (const auto& [m, n, k, has_c] : {std::tuple{256, 256, 512, false}, std::tuple{256, 128, 64, true},
+                                       std::tuple{2048, 128, 1024, false}, std::tuple{512, 256, 256, false},
+                                       std::tuple{128, 128, 64, false}})
+    items.push_back({plan::dense_desc(m, n, k, 1, DType::kBF16, has_c), {}});
   try {
     const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
     const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {

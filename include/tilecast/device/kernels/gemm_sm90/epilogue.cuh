@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cuda/ptx>
-#include <cuda/std/type_traits>
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
@@ -31,8 +30,8 @@ namespace tilecast {
 template <typename Cfg>
 class Epilogue {
  public:
-  using Out = cuda::std::conditional_t<Cfg::kOutputFP32, float, __nv_bfloat16>;
-  using Bias = cuda::std::conditional_t<Cfg::kBiasFP32, float, __nv_bfloat16>;
+  using Out = pick_type<Cfg::kOutputFP32, float, __nv_bfloat16>;
+  using Bias = pick_type<Cfg::kBiasFP32, float, __nv_bfloat16>;
   static constexpr uint32_t kOutBytes = Cfg::kOutputFP32 ? 4 : 2;
   static constexpr uint32_t kGroupsPerSlab = Cfg::kSlabCols / 8;  // 8-column accumulator groups
 

@@ -6,9 +6,12 @@
 // bytes complete that CTA's unit_full barrier. Every CTA's producer thread then releases the
 // slot on rank 0 (unit_ring_protocol), so a slot is refilled only once the whole cluster has read
 // it. (The consumers and the epilogue loader take their work from the producer: tile ring.) A unit past the end tells everyone to stop.
+//
+// The counters go through the compiler's __nv_atomic builtins (the memory orders of
+// cuda::atomic_ref, as single atom / st instructions) rather than cuda::atomic_ref itself:
+// <cuda/atomic> cost NVRTC 1.1 s of parsing per kernel (bench/results/2026-12-01-nvrtc-pch.md).
 #pragma once
 
-#include <cuda/atomic>
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
@@ -52,12 +55,12 @@ class UnitSource {
   TC_DEVICE void finish() {
     if constexpr (Cfg::kDynamicUnits) {
       if (rank_ != 0) return;
-      cuda::atomic_ref<uint32_t, cuda::thread_scope_device> done(*params_.done_counter);
       // acq_rel: every other cluster's last claim happened before its increment, so once all
       // increments are seen no claim can follow the reset.
-      if (done.fetch_add(1, cuda::memory_order_acq_rel) == params_.total_clusters - 1) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*params_.unit_counter).store(0, cuda::memory_order_relaxed);
-        done.store(0, cuda::memory_order_relaxed);
+      if (__nv_atomic_fetch_add(params_.done_counter, 1u, __NV_ATOMIC_ACQ_REL, __NV_THREAD_SCOPE_DEVICE) ==
+          params_.total_clusters - 1) {
+        __nv_atomic_store_n(params_.unit_counter, 0u, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);
+        __nv_atomic_store_n(params_.done_counter, 0u, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);
       }
     }
   }
@@ -70,7 +73,7 @@ class UnitSource {
     const uint32_t slot = read_.stage;
     ring_.acquire(PipelineState<Cfg::kUnitSlots>{slot, read_.phase ^ 1u});
     const uint32_t unit =
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*params_.unit_counter).fetch_add(1, cuda::memory_order_relaxed);
+        __nv_atomic_fetch_add(params_.unit_counter, 1u, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);
     for (uint32_t r = 0; r < Cfg::kClusterSize; ++r) {
       auto* dst = static_cast<uint32_t*>(__cluster_map_shared_rank(static_cast<void*>(&smem_.unit_slot[slot]), r));
       auto* bar = static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(ring_.full_barrier(slot)), r));
