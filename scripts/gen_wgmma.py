@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes include/tilecast/device/ptx/wgmma_bf16.cuh: one wrapper per wgmma N for
-wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 with both operands from shared memory; and
+wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 with both operands from shared memory, each
+K-major or MN-major (the transpose immediates, a template argument of the wrapper); and
 include/tilecast/device/ptx/wgmma_widths.cuh: the list of those N, the one list of tile widths
 that the planner, the kernel's checks and the error messages read (host code includes it; it
 holds no asm).
@@ -19,14 +20,17 @@ def wrapper(n: int) -> str:
     return f'''
 template <>
 struct WgmmaBF16<{n}> {{
-  // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, 0, 0;
-  // sm_90a. A and B K-major in shared memory; d += A * B^T, or d = A * B^T when scale_d is 0.
+  // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
   static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[{regs}], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{acc}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, 0;\\n}}\\n"
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{acc}}}, %{regs}, %{regs + 1}, p, 1, 1, %{regs + 3}, %{regs + 4};\\n}}\\n"
         : {operands}
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
         : "memory");
   }}
 }};

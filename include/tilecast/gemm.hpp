@@ -1,12 +1,21 @@
 // The GEMM API: D = A * B^T (+ C) on device pointers, stream-ordered, CUDA-graph capturable.
 //
-// NT layout: A is [m, k] and B is [n, k], both row-major with K contiguous (BF16); D and the
-// optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype). The epilogue computes
-// D = alpha * A * B^T + beta * C + bias in FP32, in cuBLAS's meaning of alpha and beta. A batch (MatrixView::batch > 1)
-// runs batch independent products of equal sizes. Bad input throws tilecast::Error before anything
-// is launched (README.md, "Bad input", lists every rule). m = 0, n = 0 or batch = 0 is valid and
-// launches nothing, as in cuBLAS; k = 0 writes D = beta * C + bias, as cuBLAS does, and never
-// reads A or B.
+// NT layout (the calls without a GemmLayout): A is [m, k] and B is [n, k], both row-major with K
+// contiguous (BF16); D and the optional C are [m, n] row-major, BF16 or FP32 (C has D's dtype).
+// The epilogue computes D = alpha * A * B^T + beta * C + bias in FP32, in cuBLAS's meaning of
+// alpha and beta. A batch (MatrixView::batch > 1) runs batch independent products of equal sizes.
+// Bad input throws tilecast::Error before anything is launched (README.md, "Bad input", lists
+// every rule). m = 0, n = 0 or batch = 0 is valid and launches nothing, as in cuBLAS; k = 0 writes
+// D = beta * C + bias, as cuBLAS does, and never reads A or B.
+//
+// Other layouts (GemmLayout, device/gemm_layout.cuh; DeepGEMM's bf16_gemm_nt/nn/tn/tt letters):
+// D = op_a(A) * op_b(B), the first letter op_a, the second op_b, N = as stored, T = transposed.
+// The views describe the stored matrices, row-major:
+//   gemm_nt: A [m, k], B [n, k]     D = A * B^T
+//   gemm_nn: A [m, k], B [k, n]     D = A * B
+//   gemm_tn: A [k, m], B [k, n]     D = A^T * B
+//   gemm_tt: A [k, m], B [n, k]     D = A^T * B^T
+// D, C and the bias are the same in every layout. The grouped GEMMs (grouped.hpp) are NT only.
 //
 // The first call of a problem plans it, compiles its kernels through NVRTC (or loads them from the
 // disk cache) and loads them; later calls of the same problem only launch. A call with the same
@@ -70,6 +79,31 @@ void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, cons
              const GemmConfig& config = {});
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c = nullptr,
              const GemmConfig& config = {});
+
+// The same in any layout. (gemm(a, b, d, ...) above is gemm(GemmLayout::kNT, a, b, d, ...).)
+// With B stored [k, n] (NN, TN) the tile width is a multiple of 64: a block_n override of 96, 144
+// or 176 is refused.
+void gemm(GemmLayout layout, const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+          const GemmEpilogue& epilogue = {}, const GemmConfig& config = {});
+void prepare(GemmLayout layout, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+             const GemmEpilogue& epilogue = {}, const GemmConfig& config = {});
+
+inline void gemm_nt(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+                    const GemmEpilogue& epilogue = {}, const GemmConfig& config = {}) {
+  gemm(GemmLayout::kNT, a, b, d, stream, epilogue, config);
+}
+inline void gemm_nn(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+                    const GemmEpilogue& epilogue = {}, const GemmConfig& config = {}) {
+  gemm(GemmLayout::kNN, a, b, d, stream, epilogue, config);
+}
+inline void gemm_tn(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+                    const GemmEpilogue& epilogue = {}, const GemmConfig& config = {}) {
+  gemm(GemmLayout::kTN, a, b, d, stream, epilogue, config);
+}
+inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+                    const GemmEpilogue& epilogue = {}, const GemmConfig& config = {}) {
+  gemm(GemmLayout::kTT, a, b, d, stream, epilogue, config);
+}
 
 // "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tilecast/device/dtype.cuh"
+#include "tilecast/device/gemm_layout.cuh"
 
 namespace tilecast {
 
@@ -20,7 +21,9 @@ class Error : public std::runtime_error {
 };
 
 // A row-major matrix (or a batch of them) in device memory: element (b, r, c) sits at
-// data + b * batch_stride + r * row_stride + c, in elements. Columns are contiguous.
+// data + b * batch_stride + r * row_stride + c, in elements. Columns are contiguous. A view always
+// describes the matrix as stored: an operand stored transposed (GemmLayout) is a view of the
+// stored [k, m] or [k, n] matrix.
 struct MatrixView {
   void* data = nullptr;
   DType dtype = DType::kBF16;

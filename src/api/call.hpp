@@ -31,6 +31,7 @@ struct CallArgs {
   VectorView bias;
   GroupArgs group;
   GemmConfig config;
+  GemmLayout layout = GemmLayout::kNT;  // how A and B are stored (the grouped forms: NT only)
 
   bool operator==(const CallArgs&) const = default;
 };

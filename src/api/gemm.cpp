@@ -8,8 +8,9 @@ namespace tilecast {
 namespace {
 
 api::CallArgs dense_call(const MatrixView& a, const MatrixView& b, const MatrixView& d, const GemmEpilogue& e,
-                         const GemmConfig& config) {
+                         const GemmConfig& config, GemmLayout layout = GemmLayout::kNT) {
   api::CallArgs args;
+  args.layout = layout;
   args.a = a;
   args.b = b;
   args.d = d;
@@ -50,6 +51,16 @@ void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, cons
 void prepare(const MatrixView& a, const MatrixView& b, const MatrixView& d, const MatrixView* c,
              const GemmConfig& config) {
   prepare(a, b, d, with_c(c), config);
+}
+
+void gemm(GemmLayout layout, const MatrixView& a, const MatrixView& b, const MatrixView& d, cudaStream_t stream,
+          const GemmEpilogue& epilogue, const GemmConfig& config) {
+  api::run_call(dense_call(a, b, d, epilogue, config, layout), stream);
+}
+
+void prepare(GemmLayout layout, const MatrixView& a, const MatrixView& b, const MatrixView& d,
+             const GemmEpilogue& epilogue, const GemmConfig& config) {
+  api::prepare_call(dense_call(a, b, d, epilogue, config, layout));
 }
 
 }  // namespace tilecast

@@ -18,6 +18,16 @@ const char* type_expression(GemmType t) {
   return "?";  // refused by gemm_spec_error before a source is written
 }
 
+const char* layout_expression(GemmLayout l) {
+  switch (l) {
+    case GemmLayout::kNT: return "tilecast::GemmLayout::kNT";
+    case GemmLayout::kNN: return "tilecast::GemmLayout::kNN";
+    case GemmLayout::kTN: return "tilecast::GemmLayout::kTN";
+    case GemmLayout::kTT: return "tilecast::GemmLayout::kTT";
+  }
+  return "?";  // refused by gemm_spec_error before a source is written
+}
+
 const char* type_name(GemmType t) {
   static const char* const kNames[] = {"normal", "batched", "mgrouped", "masked", "kgrouped"};
   const uint32_t i = static_cast<uint32_t>(t);
@@ -25,7 +35,8 @@ const char* type_name(GemmType t) {
 }
 
 // The traits struct's name, which profilers and sanitizers show as the kernel's template
-// argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal").
+// argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal"; other layouts than
+// NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn").
 std::string traits_name(const GemmKernelSpec& s) {
   return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
          "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
@@ -34,7 +45,8 @@ std::string traits_name(const GemmKernelSpec& s) {
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? "_offsets" : "_rowindex")
               : "") +
-         (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "");
+         (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "") +
+         (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string());
 }
 
 }  // namespace
@@ -58,6 +70,7 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
                                                                : "tilecast::ContiguousLayout::kRowIndex")
       .field("kDynamicUnits", s.dynamic_units)
       .field("kSplitK", s.split_k)
+      .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout))
       .field("kSpecFingerprint", spec_fingerprint(s))
       .spec();
 }

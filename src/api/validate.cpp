@@ -141,6 +141,29 @@ void check_tile_count(const std::string& n, const MatrixView& d) {
                 std::to_string(kSmallestTileCols) + ", 2^32 or more: the tile scheduler numbers them in 32 bits");
 }
 
+const char* layout_label(GemmLayout l) {
+  static const char* const kLabels[] = {"NT", "NN", "TN", "TT"};
+  return is_gemm_layout(l) ? kLabels[static_cast<unsigned>(l)] : "?";
+}
+
+// An operand of a dense GEMM as its layout reads the stored view: its M (or N) and K sizes, and
+// its shape as an error names it ("A is [m=128, k=64]", or "A is [k=64, m=128]" stored MN-major).
+struct Operand {
+  bool mn_major = false;
+  int64_t mn = 0, k = 0;
+  std::string shape;
+};
+
+Operand operand(const char* name, const MatrixView& v, bool mn_major, const char* mn_letter) {
+  Operand o;
+  o.mn_major = mn_major;
+  o.mn = mn_major ? v.cols : v.rows;
+  o.k = mn_major ? v.rows : v.cols;
+  const std::string mn = std::string(mn_letter) + "=" + std::to_string(o.mn), k = "k=" + std::to_string(o.k);
+  o.shape = std::string(name) + " is [" + (mn_major ? k + ", " + mn : mn + ", " + k) + "]";
+  return o;
+}
+
 const char* form_name(GemmType t) {
   switch (t) {
     case GemmType::kMGroupedContiguous: return "m-grouped contiguous";
@@ -260,13 +283,16 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
 
 plan::GemmDesc validate_call(const CallArgs& x, PointerQuery where_is) {
   plan::check_overrides(x.config);
+  if (x.group.type != GemmType::kNormal && x.layout != GemmLayout::kNT)
+    throw Error(std::string(form_name(x.group.type)) + ": layout " + layout_label(x.layout) +
+                " refused: the grouped GEMMs are NT only (A and B stored K-major)");
   if (x.group.type == GemmType::kNormal) {
     GemmEpilogue e;
     e.c = x.has_c ? &x.c : nullptr;
     e.alpha = x.alpha;
     e.beta = x.beta;
     e.bias = x.bias;
-    return validate_gemm(x.a, x.b, x.d, e, where_is);
+    return validate_gemm(x.a, x.b, x.d, e, where_is, x.layout);
   }
   // The grouped entry points give no epilogue of their own (k-grouped accumulates through C = D).
   if (x.alpha != 1.0f || x.beta != 1.0f || x.bias.data)
@@ -282,21 +308,27 @@ bool nothing_to_do(const plan::GemmDesc& desc) {
 bool epilogue_only(const plan::GemmDesc& desc) { return !nothing_to_do(desc) && desc.problem.k == 0; }
 
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                              const GemmEpilogue& epilogue, PointerQuery where_is) {
+                              const GemmEpilogue& epilogue, PointerQuery where_is, GemmLayout layout) {
   const MatrixView* c = epilogue.c;
   const VectorView& bias = epilogue.bias;
+  if (!is_gemm_layout(layout))
+    throw Error("layout " + std::to_string(static_cast<unsigned>(layout)) + " is not one of NT, NN, TN, TT");
   check_sizes("A", a);
   check_sizes("B", b);
   check_sizes("D", d);
   if (c) check_sizes("C", *c);
   if (a.dtype != DType::kBF16) throw Error(std::string("A must be bf16, not ") + dtype_name(a.dtype));
   if (b.dtype != DType::kBF16) throw Error(std::string("B must be bf16, not ") + dtype_name(b.dtype));
-  if (a.cols != b.cols)
-    throw Error("A is [m=" + std::to_string(a.rows) + ", k=" + std::to_string(a.cols) + "] but B is [n=" +
-                std::to_string(b.rows) + ", k=" + std::to_string(b.cols) + "]: K differs");
-  if (d.rows != a.rows || d.cols != b.rows)
+  // The views are the stored matrices: the layout says which of their sizes are m, n and k.
+  const Operand op_a = operand("A", a, a_mn_major(layout), "m"), op_b = operand("B", b, b_mn_major(layout), "n");
+  const std::string stored_as =
+      layout == GemmLayout::kNT ? "" : std::string(" (layout ") + layout_label(layout) + " stores A as " +
+                                           (op_a.mn_major ? "[k, m]" : "[m, k]") + " and B as " +
+                                           (op_b.mn_major ? "[k, n]" : "[n, k]") + ")";
+  if (op_a.k != op_b.k) throw Error(op_a.shape + " but " + op_b.shape + ": K differs" + stored_as);
+  if (d.rows != op_a.mn || d.cols != op_b.mn)
     throw Error("D is " + std::to_string(d.rows) + "x" + std::to_string(d.cols) + ", expected m x n = " +
-                std::to_string(a.rows) + "x" + std::to_string(b.rows));
+                std::to_string(op_a.mn) + "x" + std::to_string(op_b.mn) + stored_as);
   if (a.batch != b.batch || a.batch != d.batch)
     throw Error("batch counts differ: A " + std::to_string(a.batch) + ", B " + std::to_string(b.batch) + ", D " +
                 std::to_string(d.batch));
@@ -318,14 +350,15 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
   } else if (bias.length != 0) {
     throw Error("bias has " + std::to_string(bias.length) + " elements but no data pointer");
   }
-  plan::GemmDesc desc = plan::dense_desc(a.rows, b.rows, a.cols, a.batch, d.dtype, c != nullptr && epilogue.beta != 0.0f);
+  plan::GemmDesc desc =
+      plan::dense_desc(op_a.mn, op_b.mn, op_a.k, a.batch, d.dtype, c != nullptr && epilogue.beta != 0.0f, layout);
   desc.has_bias = bias.data != nullptr;
   desc.bias_type = desc.has_bias ? bias.dtype : DType::kFP32;
   // m = 0, n = 0 or no batch: cuBLAS returns without touching anything, and so does the call.
   if (nothing_to_do(desc)) return desc;
   // k = 0: A * B^T is an empty sum, so A and B are never read (cuBLAS allows them null), and
   // D = beta * C + bias (epilogue_only).
-  const bool reads_ab = a.cols != 0;
+  const bool reads_ab = op_a.k != 0;
   check_tile_count("D", d);
   if (reads_ab) {
     check_view("A", a, where_is);

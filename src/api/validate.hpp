@@ -28,9 +28,11 @@ using PointerQuery = PointerFacts (*)(const void*);
 
 // The GEMM these views describe, for the planner (the one place views map into the core
 // vocabulary), or an Error. A problem with nothing to compute (nothing_to_do) is valid: cuBLAS
-// returns at once for m = 0 or n = 0, and so do we; so is k = 0 (epilogue_only).
+// returns at once for m = 0 or n = 0, and so do we; so is k = 0 (epilogue_only). `layout` says
+// how a and b are stored (the views are the stored matrices).
 plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                              const GemmEpilogue& epilogue, PointerQuery where_is);
+                              const GemmEpilogue& epilogue, PointerQuery where_is,
+                              GemmLayout layout = GemmLayout::kNT);
 
 // The grouped forms (tilecast/grouped.hpp): views, group array and hints of args.group.
 plan::GemmDesc validate_grouped(const CallArgs& args, PointerQuery where_is);

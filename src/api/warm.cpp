@@ -33,7 +33,8 @@ std::string describe_kernel(const GemmKernelSpec& s) {
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
               : "") +
-         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? " split-K" : "");
+         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? " split-K" : "") +
+         (s.layout != GemmLayout::kNT ? std::string(" ") + layout_name(s.layout) : std::string());
 }
 
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,

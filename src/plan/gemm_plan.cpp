@@ -124,6 +124,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_s
   k.has_bias = d.has_bias;
   k.bias_type = d.bias_type;
   k.type = d.problem.type;
+  k.layout = d.layout;
   if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
   // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
   k.dynamic_units = o.companion == 1 && cs.size() == 4;
@@ -233,8 +234,9 @@ void add_companion(GemmPlan& plan, const DeviceFacts& f) {
 
 }  // namespace
 
-GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c) {
+GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c, GemmLayout layout) {
   GemmDesc d;
+  d.layout = layout;
   d.problem.type = batch > 1 ? GemmType::kBatched : GemmType::kNormal;
   d.problem.m = static_cast<uint32_t>(m);
   d.problem.n = static_cast<uint32_t>(n);
@@ -372,6 +374,7 @@ uint64_t GemmPlan::workspace_bytes() const {
 std::string GemmPlan::describe() const {
   const GemmKernelSpec& k = main.kernel;
   std::ostringstream s;
+  if (k.layout != GemmLayout::kNT) s << layout_name(k.layout) << " ";
   s << k.block_m << "x" << k.block_n << "x" << kGemmBlockK << " stages " << k.stages << " cluster " << k.cluster.m
     << "x" << k.cluster.n << " mc " << (schedule.multicast_a ? "A" : "-") << (schedule.multicast_b ? "B" : "-")
     << " clusters " << main.clusters;

@@ -23,8 +23,9 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     test::LtEpilogue timed_epilogue, check_epilogue;
     timed_epilogue.bias = w.bias_vector();       // the output's dtype, as tilecast gets it
     check_epilogue.bias = w.bias_check_vector();  // FP32 for the FP32 reference
-    auto mm = std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, c, timed_epilogue);
-    auto ref = std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_check.view, c32, check_epilogue);
+    auto mm = std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_cublas.view, c, timed_epilogue, p.layout);
+    auto ref =
+        std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_check.view, c32, check_epilogue, p.layout);
     plans_ = {mm, ref};
     variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };

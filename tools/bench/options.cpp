@@ -48,7 +48,8 @@ problems
   --suite a,b,...     dense (8192^3), m4096 and m128 (DeepGEMM's normal (n,k) list), mgrouped,
                       masked, kgrouped (weight gradients, fp32, accumulating), deepseek-v3 (one
                       MoE layer: prefill, decode, weight gradients), square, odd, splitk
-                      (issue #12's small-M rows); default
+                      (issue #12's small-M rows); nn, tn, tt (8192^3 and the m = 4096 list with A
+                      and B stored in those layouts); default
                       (= dense,m4096,m128,odd) or all. Default: default, or nothing when --shape
                       is given.
   --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable

@@ -4,7 +4,7 @@ namespace tilecast::bench {
 
 plan::GemmDesc problem_desc(const BenchProblem& p) {
   if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
-    plan::GemmDesc d = plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
+    plan::GemmDesc d = plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c, p.layout);
     d.has_bias = p.with_bias;
     d.bias_type = p.out;  // the bench's bias has the output's dtype (workload.cpp)
     return d;

@@ -60,6 +60,8 @@ std::string target_of(const std::string& suite, const SuiteSummary& s) {
   if (suite == "masked") return std::string(">= 70% of roofline") + verdict(s.min_roof >= 0.70);
   if (suite == "splitk")  // issue #12 (rows of a --split-compare run count each config)
     return std::string(">= 70% of roofline and >= 1.0x") + verdict(s.min_roof >= 0.70 && s.min_speedup >= 1.0);
+  if (suite == "nn" || suite == "tn" || suite == "tt")
+    return std::string("none < 1.0x cuBLAS") + verdict(s.min_speedup >= 1.0);
   return "-";
 }
 

@@ -185,8 +185,8 @@ std::string BenchProblem::label() const {
 }
 
 std::vector<std::string> suite_names() {
-  return {"dense",       "m4096",  "m128", "mgrouped", "masked", "kgrouped",
-          "deepseek-v3", "square", "odd",  "host",     "fp32c",  "bias", "splitk"};
+  return {"dense", "m4096", "m128",  "mgrouped", "masked", "kgrouped", "deepseek-v3", "square",
+          "odd",   "host",  "fp32c", "bias",     "splitk", "nn",       "tn",          "tt"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -280,6 +280,12 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
     batched.kind = Kind::kBatched;
     batched.groups = 4;
     out.push_back(batched);
+  } else if (name == "nn" || name == "tn" || name == "tt") {
+    // The other layouts on the shapes NT is measured on, each against cuBLASLt in that layout.
+    const GemmLayout layout = name == "nn" ? GemmLayout::kNN : name == "tn" ? GemmLayout::kTN : GemmLayout::kTT;
+    out.push_back(dense(name, 8192, 8192, 8192));
+    add_normal_list(out, name, 4096);
+    for (BenchProblem& p : out) p.layout = layout;
   } else if (name == "default") {
     for (const char* s : {"dense", "m4096", "m128", "odd", "host"})
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
@@ -288,7 +294,7 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, kgrouped, "
-                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, default, all)");
+                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, nn, tn, tt, default, all)");
   }
   return out;
 }

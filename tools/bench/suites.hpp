@@ -34,6 +34,9 @@ struct BenchProblem {
   DType out = DType::kBF16;
   bool with_c = false;               // kKGrouped: D += A_g * B_g^T; dense and batched: + C
   bool with_bias = false;  // a bias along N, of the output's dtype (cuBLASLt: CUBLASLT_EPILOGUE_BIAS)
+  // Dense and batched: how A and B are stored (gemm_layout.cuh); cuBLASLt gets the same layout
+  // through its op flags.
+  GemmLayout layout = GemmLayout::kNT;
   // The host suite: its rows time the enqueue of one call (host microseconds per call, cached
   // plan and kernel, no GPU time), tilecast::gemm against cublasLtMatmul on the same buffers.
   bool host_time = false;
@@ -48,7 +51,8 @@ struct BenchProblem {
 
 // Suites by name: dense, m4096, m128, mgrouped, masked, kgrouped, deepseek-v3, square, odd, host,
 // fp32c (8192^3 and the m = 4096 list with FP32 output and C), bias (the same with BF16 output and
-// a bias); "default" is dense,m4096,m128,odd,host and "all" is every suite. Throws
+// a bias), nn, tn, tt (8192^3 and the m = 4096 list in those layouts); "default" is
+// dense,m4096,m128,odd,host and "all" is every suite. Throws
 // std::invalid_argument for unknown names.
 std::vector<BenchProblem> make_suite(const std::string& name);
 std::vector<std::string> suite_names();

@@ -15,11 +15,12 @@ TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmCo
       const bool has_c = w.has_c;
       const MatrixView c = has_c ? w.c.view : MatrixView{};
       const VectorView bias = w.bias_vector();
-      call.run = [a, b, d, c, has_c, bias, cfg](cudaStream_t s) {
+      const GemmLayout layout = p.layout;
+      call.run = [a, b, d, c, has_c, bias, cfg, layout](cudaStream_t s) {
         GemmEpilogue e;
         e.c = has_c ? &c : nullptr;
         e.bias = bias;
-        gemm(a, b, d, s, e, cfg);
+        gemm(layout, a, b, d, s, e, cfg);
       };
       break;
     }

@@ -29,8 +29,10 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
   const int64_t rows = p.kind == Kind::kMGrouped ? p.rows_total() : p.m;
   const int64_t b_batch = p.kind == Kind::kDense || kgrouped ? 1 : p.groups;
 
-  w->a = alloc(DType::kBF16, rows, p.k, batch);
-  w->b = alloc(DType::kBF16, p.n, p.k, b_batch);
+  // Dense and batched problems store A and B as their layout says (the grouped ones are NT).
+  const bool a_t = a_mn_major(p.layout), b_t = b_mn_major(p.layout);
+  w->a = a_t ? alloc(DType::kBF16, p.k, rows, batch) : alloc(DType::kBF16, rows, p.k, batch);
+  w->b = b_t ? alloc(DType::kBF16, p.k, p.n, b_batch) : alloc(DType::kBF16, p.n, p.k, b_batch);
   w->d_cublas = alloc(p.out, rows, p.n, d_batch);
   w->d_tilecast = alloc(p.out, rows, p.n, d_batch);
   w->d_check = alloc(DType::kFP32, rows, p.n, d_batch);

@@ -14,7 +14,7 @@ namespace tilecast::bench {
 
 struct Workload {
   // Shapes by kind (rows x cols, batch):
-  //   dense    A m x k, B n x k, D m x n
+  //   dense    A m x k, B n x k, D m x n (A k x m, B k x n where the layout stores them so)
   //   batched  the same with batch = groups
   //   m-grouped A (groups*m) x k, B n x k (batch groups), D (groups*m) x n
   //   masked   A m x k (batch groups, m = max rows), B n x k (batch groups), D m x n (batch groups)

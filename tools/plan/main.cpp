@@ -2,6 +2,7 @@
 // chosen config, then the ranked alternatives with predicted time, waves and L2 -> SM bytes.
 //
 //   tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]
+//                       [--layout nt|nn|tn|tt]
 //   tilecast-plan M N K --mgrouped G [--row-index]   M rows of G experts in all (tilecast/grouped.hpp)
 //   tilecast-plan M N K --masked G --expected E     G experts of max_m = M rows, E expected
 //   tilecast-plan M N K --kgrouped G [--with-c]      G groups over K columns in all (--with-c: accumulate)
@@ -19,6 +20,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tilecast-plan M N K [--batch G] [--out bf16|fp32] [--with-c] [--config k=v,...] [--top N]\n"
+               "                     [--layout nt|nn|tn|tt]   (how A and B are stored; dense and batched)\n"
                "       tilecast-plan M N K --mgrouped G [--row-index] | --masked G --expected E | --kgrouped G\n"
                "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n"
                "  grouped: M is all experts' rows (--mgrouped), max_m (--masked) or the rows of each result\n"
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   if (!positive(argv[1], m) || !positive(argv[2], n) || !positive(argv[3], k)) return usage();
   DType out = DType::kBF16;
   bool with_c = false;
+  GemmLayout operands = GemmLayout::kNT;
   GemmConfig config;
   try {
     for (int i = 4; i < argc; ++i) {
@@ -67,6 +70,12 @@ int main(int argc, char** argv) {
         out = v == "fp32" ? DType::kFP32 : DType::kBF16;
       } else if (a == "--with-c") {
         with_c = true;
+      } else if (a == "--layout" && has_value) {
+        const std::string v = argv[++i];
+        bool known = false;
+        for (GemmLayout l : {GemmLayout::kNT, GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
+          if (v == layout_name(l)) operands = l, known = true;
+        if (!known) return usage();
       } else if (a == "--config" && has_value) {
         config = parse_config(argv[++i]);
       } else {
@@ -92,8 +101,9 @@ int main(int argc, char** argv) {
         std::printf("k-grouped: %lld groups of %lldx%lld over k %lld%s", groups, m, n, k, with_c ? ", accumulating" : "");
         break;
       default:
-        desc = plan::dense_desc(m, n, k, batch, out, with_c);
+        desc = plan::dense_desc(m, n, k, batch, out, with_c, operands);
         std::printf("problem %lldx%lldx%lld batch %lld", m, n, k, batch);
+        if (operands != GemmLayout::kNT) std::printf(" layout %s", layout_name(operands));
     }
     std::printf(", out %s%s, config '%s', device %s (%u SMs)\n", dtype_name(out),
                 with_c && type == GemmType::kNormal ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),

@@ -27,15 +27,17 @@ struct GemmDesc {
   DType bias_type = DType::kFP32;  // with has_bias
   bool has_c = false;              // C is read (beta != 0)
   bool has_bias = false;
+  GemmLayout layout = GemmLayout::kNT;  // how A and B are stored (dense and batched problems)
   // Explicit, so that no padding byte is left undefined: the plan cache compares and hashes whole
   // descs as bytes (api/prepared.cpp).
-  uint8_t unused_[2] = {};
+  uint8_t unused_[1] = {};
 };
 static_assert(std::has_unique_object_representations_v<GemmDesc>, "GemmDesc is compared as bytes: no padding");
 
-// A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C).
-// Sizes must fit 32 bits (the API validates them first).
-GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c);
+// A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C),
+// with A and B stored as `layout` says. Sizes must fit 32 bits (the API validates them first).
+GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c,
+                    GemmLayout layout = GemmLayout::kNT);
 // The grouped problems of tilecast/grouped.hpp, by their sizes (no group data):
 //   m-grouped contiguous: `rows` rows of A and D in all, `experts` matrices B;
 //   masked: `experts` buffers of max_m rows, expected_m of them valid on average;

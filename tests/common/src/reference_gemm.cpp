@@ -54,15 +54,18 @@ uint32_t alignment_of(const void* ptr, const MatrixView& v) {
 }  // namespace
 
 void validate_gemm_views(const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                         const MatrixView* c) {
+                         const MatrixView* c, GemmLayout layout) {
   auto fail = [&](const std::string& why) {
     throw std::invalid_argument("reference gemm: " + why + " (A " + dims(a) + ", B " + dims(b) +
                                 ", D " + dims(d) + (c ? ", C " + dims(*c) : std::string()) + ")");
   };
   if (!a.data || !b.data || !d.data || (c && !c->data)) fail("null data pointer");
-  if (a.cols != b.cols) fail("A and B differ in K");
-  if (a.cols <= 0) fail("K must be positive");
-  if (d.rows != a.rows || d.cols != b.rows) fail("D is not [rows of A, rows of B]");
+  // The stored views' m, n and k (gemm_layout.cuh).
+  const int64_t m = a_mn_major(layout) ? a.cols : a.rows, k_a = a_mn_major(layout) ? a.rows : a.cols;
+  const int64_t n = b_mn_major(layout) ? b.cols : b.rows, k_b = b_mn_major(layout) ? b.rows : b.cols;
+  if (k_a != k_b) fail(std::string("A and B differ in K (layout ") + layout_name(layout) + ")");
+  if (k_a <= 0) fail("K must be positive");
+  if (d.rows != m || d.cols != n) fail(std::string("D is not [m, n] (layout ") + layout_name(layout) + ")");
   if (a.batch != d.batch || b.batch != d.batch) fail("batch counts differ");
   if (c && (c->rows != d.rows || c->cols != d.cols || c->batch != d.batch)) fail("C's shape is not D's");
   for (const MatrixView* v : {&a, &b, &d, c})
@@ -121,9 +124,9 @@ struct LtMatmul::Impl {
 };
 
 LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                   const MatrixView* c, const LtEpilogue& epilogue)
+                   const MatrixView* c, const LtEpilogue& epilogue, GemmLayout layout)
     : impl_(std::make_unique<Impl>()) {
-  validate_gemm_views(a, b, d, c);
+  validate_gemm_views(a, b, d, c, layout);
   if (a.dtype != b.dtype)
     throw std::invalid_argument("cuBLASLt reference: A and B must have the same dtype");
   if (c && c->dtype != d.dtype)
@@ -150,8 +153,10 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
 
   // FP32 accumulation and FP32 alpha/beta, whatever the storage types.
   TC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  // cuBLAS's A is our B, transposed; cuBLAS's B is our A as stored (see the header).
-  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  // cuBLAS's A is our B, transposed where B is K-major; cuBLAS's B is our A as stored where A is
+  // K-major, transposed where it is M-major (see the header).
+  const cublasOperation_t trans_a = b_mn_major(layout) ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t trans_b = a_mn_major(layout) ? CUBLAS_OP_T : CUBLAS_OP_N;
   TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a,
                                                  sizeof trans_a));
   TC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b,
@@ -166,8 +171,8 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
     TC_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
   }
-  p.lay_a = make_layout(b);  // stored [k, n], ld_b; op T gives [n, k]
-  p.lay_b = make_layout(a);  // stored [k, m], ld_a
+  p.lay_a = make_layout(b);  // NT: column-major [k, n], ld_b; op T gives [n, k]
+  p.lay_b = make_layout(a);  // NT: column-major [k, m], ld_a
   p.lay_d = make_layout(d);  // [n, m], ld_d
   // Without C, beta is 0 and C aliases D with D's layout (cuBLASLt's in-place form).
   p.lay_c = make_layout(c ? *c : d);
@@ -237,8 +242,8 @@ std::string LtMatmul::algo_summary() const {
 }
 
 void reference_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                    cudaStream_t stream, const MatrixView* c, const LtEpilogue& epilogue) {
-  LtMatmul(lt, a, b, d, c, epilogue).run(stream);
+                    cudaStream_t stream, const MatrixView* c, const LtEpilogue& epilogue, GemmLayout layout) {
+  LtMatmul(lt, a, b, d, c, epilogue, layout).run(stream);
 }
 
 // ---------------------------------------------------------------------------------------------

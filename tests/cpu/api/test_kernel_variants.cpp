@@ -36,6 +36,31 @@ plan::GemmDesc variant_desc(GemmType type, DType out, bool c, bool bias, DType b
   return d;
 }
 
+// Compiles `specs` into the cache folder `dir` (made for the test) and checks each kernel has no
+// local memory, unserialised wgmma and one CTA per SM by registers; keeps the folder on failure.
+void expect_clean_compiles(const std::vector<GemmKernelSpec>& specs, const std::filesystem::path& dir,
+                           size_t at_least) {
+  const auto kernels = warm_jit_cache(specs, std::max(2u, std::thread::hardware_concurrency()));
+  EXPECT_GE(kernels.size(), at_least);
+  std::printf("[ measured ] %zu kernels compiled\n", kernels.size());
+  ::testing::Test::RecordProperty("kernels", std::to_string(kernels.size()));
+  for (const WarmedKernel& k : kernels) {
+    EXPECT_FALSE(k.from_cache) << k.name;
+    ASSERT_TRUE(k.report_found) << k.name << ": no ptxas report (a GPU machine's driver cache answered; "
+                                             "run with CUDA_CACHE_DISABLE=1)";
+    EXPECT_EQ(k.spill_bytes, 0u) << k.name;
+    EXPECT_EQ(k.stack_bytes, 0u) << k.name;
+    EXPECT_FALSE(k.wgmma_serialized) << k.name << ": ptxas serialised its wgmma";
+    // One CTA per SM by registers, as the occupancy probe assumes (src/api/device_state.cpp).
+    EXPECT_GT(uint64_t{k.registers} * k.threads, kSm90RegistersPerSm / 2) << k.name << ": " << k.registers
+                                                                          << " registers";
+  }
+  if (::testing::Test::HasFailure())
+    std::printf("[ kept     ] the failing kernels' sources and ptxas reports are in %s\n", dir.c_str());
+  else
+    std::filesystem::remove_all(dir);
+}
+
 TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   // A cache of its own, so that every variant really goes through NVRTC and ptxas.
   const auto dir = std::filesystem::temp_directory_path() / ("tilecast-variants-" + std::to_string(::getpid()));
@@ -132,25 +157,67 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
                      GemmType::kKGroupedContiguous})
     EXPECT_GE(of_type[static_cast<uint32_t>(t)], 6u) << "gemm type " << static_cast<uint32_t>(t) << " is barely compiled";
-  const auto kernels = warm_jit_cache(specs, std::max(2u, std::thread::hardware_concurrency()));
-  EXPECT_GE(kernels.size(), 100u);
-  std::printf("[ measured ] %zu kernels compiled\n", kernels.size());
-  RecordProperty("kernels", std::to_string(kernels.size()));
-  for (const WarmedKernel& k : kernels) {
-    EXPECT_FALSE(k.from_cache) << k.name;
-    ASSERT_TRUE(k.report_found) << k.name << ": no ptxas report (a GPU machine's driver cache answered; "
-                                             "run with CUDA_CACHE_DISABLE=1)";
-    EXPECT_EQ(k.spill_bytes, 0u) << k.name;
-    EXPECT_EQ(k.stack_bytes, 0u) << k.name;
-    EXPECT_FALSE(k.wgmma_serialized) << k.name << ": ptxas serialised its wgmma";
-    // One CTA per SM by registers, as the occupancy probe assumes (src/api/device_state.cpp).
-    EXPECT_GT(uint64_t{k.registers} * k.threads, kSm90RegistersPerSm / 2) << k.name << ": " << k.registers
-                                                                          << " registers";
+  expect_clean_compiles(specs, dir, 100);
+}
+
+// The NN, TN and TT kernels (MN-major operand tiles, wgmma's transpose immediates, one TMA box per
+// 64 rows of an MN-major tile): every tile shape each layout allows, with the epilogues, output
+// dtypes, cluster shapes and dense/batched taking turns, then the register edges (the widest
+// tile each epilogue allows, FP32 out) and the dynamic-unit kernels of the companion.
+TEST(KernelVariants, LayoutsCompileWithoutLocalMemory) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tilecast-layout-variants-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
+  struct Epi {
+    bool c, bias;
+  };
+  const Epi epilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+  std::vector<WarmItem> items;
+  const auto add = [&](GemmLayout layout, uint32_t bm, uint32_t bn, DType out, const Epi& e, int64_t batch,
+                       const ClusterShape& cs, int companion = -1) {
+    plan::GemmDesc d = plan::dense_desc(4096, 4096, 4096, batch, out, e.c, layout);
+    d.has_bias = e.bias;
+    d.bias_type = batch > 1 ? DType::kBF16 : DType::kFP32;
+    GemmConfig c;
+    c.block_m = bm;
+    c.block_n = bn;
+    c.cluster_m = cs.m;
+    c.cluster_n = cs.n;
+    c.companion = companion;
+    GemmKernelSpec probe;
+    probe.block_m = bm;
+    probe.block_n = bn;
+    probe.consumer_warpgroups = bm / 64;
+    probe.out = out;
+    probe.has_c = e.c;
+    probe.has_bias = e.bias;
+    probe.layout = layout;
+    probe.dynamic_units = companion == 1;
+    if (gemm_spec_error(probe) == nullptr) items.push_back({d, c});
+  };
+  int rotate = 0;
+  for (GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
+    for (uint32_t bm : {64u, 128u})
+      for (uint32_t bn : kWgmmaBF16Widths) {
+        const Epi& e = epilogues[rotate % 4];
+        add(layout, bm, bn, rotate % 3 == 1 ? DType::kFP32 : DType::kBF16, bm == 64 ? Epi{e.c, false} : e,
+            rotate % 2 ? 2 : 1, kClusterShapes[rotate % 6]);
+        ++rotate;
+      }
+  for (GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT}) {
+    add(layout, 128, 256, DType::kFP32, {false, false}, 1, {2, 1});
+    add(layout, 128, 256, DType::kBF16, {true, false}, 2, {1, 2});
+    add(layout, 128, 192, DType::kFP32, {true, true}, 1, {2, 2});
+    add(layout, 128, 192, DType::kBF16, {true, false}, 1, {4, 1}, 1);
+    add(layout, 128, 256, DType::kBF16, {false, false}, 1, {1, 4}, 1);
   }
-  if (HasFailure())
-    std::printf("[ kept     ] the failing kernels' sources and ptxas reports are in %s\n", dir.c_str());
-  else
-    std::filesystem::remove_all(dir);
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  uint32_t of_layout[4] = {};
+  for (const GemmKernelSpec& k : specs) ++of_layout[static_cast<uint32_t>(k.layout)];
+  EXPECT_EQ(of_layout[0], 0u) << "NT is the other test's";
+  for (GemmLayout l : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
+    EXPECT_GE(of_layout[static_cast<uint32_t>(l)], 10u) << layout_name(l) << " is barely compiled";
+  expect_clean_compiles(specs, dir, 30);
 }
 
 }  // namespace

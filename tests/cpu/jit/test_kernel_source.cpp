@@ -80,7 +80,8 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
   EXPECT_EQ(fields["kHasBias"], "false");
   EXPECT_EQ(fields["kBiasType"], "tilecast::DType::kFP32");
-  EXPECT_EQ(fields.size(), 15u) << "a field was added: check spec_of() reads it";
+  EXPECT_EQ(fields["kLayout"], "tilecast::GemmLayout::kNT");
+  EXPECT_EQ(fields.size(), 16u) << "a field was added: check spec_of() reads it";
   // The m-grouped layout is a field of its own and part of the kernel's name.
   s.type = GemmType::kMGroupedContiguous;
   s.contiguous_layout = ContiguousLayout::kOffsets;
@@ -92,6 +93,16 @@ TEST(JitKernelSource, GemmSourceWritesEveryFieldOfTheSpec) {
   for (const TraitsField& f : parse_traits_fields(grouped.source)) fields[f.name] = f.value;
   EXPECT_EQ(fields["kContiguousLayout"], "tilecast::ContiguousLayout::kOffsets");
   EXPECT_EQ(fields["kGemmType"], "tilecast::GemmType::kMGroupedContiguous");
+  // Another layout than NT is a field and part of the name too.
+  s.type = GemmType::kBatched;
+  s.contiguous_layout = ContiguousLayout::kRowIndex;
+  s.layout = GemmLayout::kTN;
+  const KernelSpec tn = api::gemm_kernel_source(s);
+  EXPECT_EQ(tn.name_expression, "tilecast::gemm_sm90_kernel<Gemm_64x176_st7_c1x4_wg1_fp32_batched_dynamic_tn>");
+  fields.clear();
+  for (const TraitsField& f : parse_traits_fields(tn.source)) fields[f.name] = f.value;
+  EXPECT_EQ(fields["kLayout"], "tilecast::GemmLayout::kTN");
+  EXPECT_EQ(fields["kSpecFingerprint"], std::to_string(spec_fingerprint(s)) + "ull");
 }
 
 TEST(JitKernelSource, CompilesWhatItNames) {

@@ -179,8 +179,8 @@ void expect_exact_product(const GemmProblem& p, const TileConfig& c, std::mt1993
         std::vector<int64_t> acc(uint64_t{c.block_m} * c.block_n, 0);
         for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
           int32_t ca[3], cb[3];
-          TileCoords<kType>::a(w, kk, c.block_k, ca);
-          TileCoords<kType>::b(w, kk, c.block_k, cb);
+          TileCoords<kType>::a(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, ca);  // NT: K-major, one box
+          TileCoords<kType>::b(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, cb);
           for (uint32_t r = 0; r < c.block_m; ++r)
             for (uint32_t col = 0; col < c.block_n; ++col)
               for (uint32_t j = 0; j < c.block_k; ++j)

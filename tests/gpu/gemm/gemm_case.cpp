@@ -9,7 +9,8 @@
 namespace tilecast::test {
 
 plan::GemmDesc desc_of(const GemmCase& c) {
-  plan::GemmDesc d = plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c && c.c_source != CSource::kNaN);
+  plan::GemmDesc d =
+      plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c && c.c_source != CSource::kNaN, c.layout);
   d.has_bias = c.with_bias;
   d.bias_type = c.with_bias ? c.bias_dtype : DType::kFP32;
   return d;
@@ -17,12 +18,14 @@ plan::GemmDesc desc_of(const GemmCase& c) {
 
 std::string GemmCase::name() const {
   std::string s = std::string(what) + "_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-  if (batch > 1) s += "x" + std::to_string(batch);
+  if (batch > 1) s.append("x").append(std::to_string(batch));
   s += out == DType::kFP32 ? "_fp32" : "_bf16";
   if (with_c) s += c_source == CSource::kInPlace ? "_CinD" : c_source == CSource::kNaN ? "_CnanBeta0" : "_C";
   if (alpha != 1.0f || beta != 1.0f)
     s += "_a" + std::to_string(static_cast<int>(alpha * 10)) + "b" + std::to_string(static_cast<int>(beta * 10));
   if (with_bias) s += bias_dtype == DType::kFP32 ? "_bias32" : "_bias16";
+  if (layout != GemmLayout::kNT) s += std::string("_") + layout_name(layout);
+  if (row_padding) s.append("_pad").append(std::to_string(row_padding));
   return s + config_name(config);
 }
 
@@ -30,6 +33,7 @@ std::string config_name(const GemmConfig& config) {
   std::string s;
   if (config.cluster_m) s += "_c" + std::to_string(config.cluster_m) + "x" + std::to_string(config.cluster_n);
   if (config.block_m) s += "_b" + std::to_string(config.block_m) + "x" + std::to_string(config.block_n);
+  if (config.multicast_a == 0 && config.multicast_b == 0) s += "_unicast";
   if (config.companion == 1) s += "_companion";
   if (config.k_splits) s += "_splits" + std::to_string(config.k_splits);
   return s;
@@ -37,15 +41,24 @@ std::string config_name(const GemmConfig& config) {
 
 ::testing::AssertionResult run_gemm_case(const GemmCase& c, cudaStream_t stream) {
   static CublasLt lt;
-  DeviceMatrix a = make_matrix(DType::kBF16, c.m, c.k, c.batch, aligned_ld(c.k, DType::kBF16));
-  DeviceMatrix b = make_matrix(DType::kBF16, c.n, c.k, c.batch, aligned_ld(c.k, DType::kBF16));
+  // A and B as the layout stores them: [m, k] or [k, m], [n, k] or [k, n].
+  const int64_t pad = c.row_padding;
+  const bool a_t = a_mn_major(c.layout), b_t = b_mn_major(c.layout);
+  const int64_t a_rows = a_t ? c.k : c.m, a_cols = a_t ? c.m : c.k;
+  const int64_t b_rows = b_t ? c.k : c.n, b_cols = b_t ? c.n : c.k;
+  DeviceMatrix a = make_matrix(DType::kBF16, a_rows, a_cols, c.batch, aligned_ld(a_cols + pad, DType::kBF16));
+  DeviceMatrix b = make_matrix(DType::kBF16, b_rows, b_cols, c.batch, aligned_ld(b_cols + pad, DType::kBF16));
   // D's rows padded past n (when n is not a multiple of 8) so that a write into padding shows.
-  DeviceMatrix d = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n + 1, c.out));
+  DeviceMatrix d = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n + 1 + pad, c.out));
   DeviceMatrix ref = make_matrix(DType::kFP32, c.m, c.n, c.batch);
-  DeviceMatrix cm = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n, c.out));
+  DeviceMatrix cm = make_matrix(c.out, c.m, c.n, c.batch, aligned_ld(c.n + pad, c.out));
   DeviceMatrix c32 = make_matrix(DType::kFP32, c.m, c.n, c.batch);
   DeviceMatrix bias = make_matrix(c.bias_dtype, 1, c.n);
   DeviceMatrix bias32 = make_matrix(DType::kFP32, 1, c.n);
+  // The padding past each row of A and B stays NaN: a kernel that reads past K (or, stored
+  // MN-major, past M or N) into a product that is kept fails the comparison.
+  poison(a, stream);
+  poison(b, stream);
   fill_uniform(a.view, fresh_seed(), stream);
   fill_uniform(b.view, fresh_seed(), stream);
   poison(d, stream);
@@ -84,7 +97,10 @@ std::string config_name(const GemmConfig& config) {
     lt_epilogue.bias = {bias32.view.data, DType::kFP32, c.n};
   }
   try {
-    gemm(a.view, b.view, d.view, stream, epilogue, c.config);
+    if (c.layout == GemmLayout::kNT)
+      gemm(a.view, b.view, d.view, stream, epilogue, c.config);  // the original NT entry point
+    else
+      gemm(c.layout, a.view, b.view, d.view, stream, epilogue, c.config);
   } catch (const Error& e) {
     return ::testing::AssertionFailure() << c.name() << ": " << e.what();
   }
@@ -94,7 +110,7 @@ std::string config_name(const GemmConfig& config) {
     return ::testing::AssertionFailure() << c.name() << ": kernel failed: " << cudaGetErrorString(err)
                                          << (report ? "; " + *report : std::string());
   }
-  reference_gemm(lt, a.view, b.view, ref.view, stream, ref_c, lt_epilogue);
+  reference_gemm(lt, a.view, b.view, ref.view, stream, ref_c, lt_epilogue, c.layout);
   // In place, D was written over C: every element of the view changed, but "not poison" proves
   // nothing there; the values do.
   if (c.c_source != CSource::kInPlace || !c.with_c) {

@@ -29,6 +29,11 @@ struct GemmCase {
   float alpha = 1.0f, beta = 1.0f;
   bool with_bias = false;
   DType bias_dtype = DType::kFP32;
+  // How A and B are stored (gemm_layout.cuh; the views are the stored matrices), and elements of
+  // padding past each row of A, B, C and D beyond the 16-byte alignment (A's and B's padding is
+  // NaN, so a kernel that reads past the stored rows fails).
+  GemmLayout layout = GemmLayout::kNT;
+  int64_t row_padding = 0;
   std::string name() const;  // a gtest-safe name: what, sizes, dtype, epilogue, config
 };
 

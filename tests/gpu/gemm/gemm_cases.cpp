@@ -1,5 +1,6 @@
 #include "gemm_cases.hpp"
 
+#include <string>
 #include <utility>
 
 #include "tilecast/device/scheduler/cluster.cuh"
@@ -178,6 +179,94 @@ std::vector<GemmCase> epilogue_cases() {
     c.with_bias = true;
     c.bias_dtype = DType::kBF16;
     out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace tilecast::test
+
+namespace tilecast::test {
+
+std::vector<GemmCase> layout_cases() {
+  constexpr GemmLayout kLayouts[] = {GemmLayout::kNT, GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT};
+  // Extra elements past each row, beyond the 16-byte alignment: a strided view of a wider buffer.
+  constexpr int64_t kRowPadding = 24;
+  // With 128x128 tiles: 573 rows and 650 columns end in a tile whose second 64-row box lies
+  // wholly outside the matrix (61 and 10 rows in the last tile: the TMA zero-fills the whole box
+  // of an MN-major operand there); K = 203 is no multiple of 8, so the K-major operands' rows are
+  // padded (with NaN) and the MN-major ones have 203 rows; the padded case reads a sub-view.
+  const GemmCase shapes[] = {{"layout_aligned", 1024, 1024, 512}, {"layout_ragged", 573, 650, 200},
+                             {"layout_odd_k", 640, 384, 203},     {"layout_batched", 300, 520, 136, 3},
+                             {"layout_padded", 1000, 700, 320}};
+  std::vector<GemmCase> out;
+  for (const GemmLayout layout : kLayouts) {
+    uint32_t rotate = 0;
+    // Every cluster shape (multicast of A along N, of B along M, both in 2x2), each shape, and
+    // the four outputs (BF16 / FP32, with / without C) taking turns over them.
+    for (const ClusterShape& cs : kClusterShapes)
+      for (const GemmCase& s : shapes) {
+        GemmCase c = with_tiles(s, cs);
+        c.layout = layout;
+        const uint32_t variant = rotate++ % 4;
+        c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+        c.with_c = (variant & 2) != 0;
+        if (std::string(s.what) == "layout_padded") c.row_padding = kRowPadding;
+        out.push_back(c);
+      }
+    // Other tiles: 64 rows (one consumer warpgroup), 64 / 192 / 256 columns (one, three and four
+    // boxes of an N-major B), and with B K-major a 144-wide tile (its narrow last slab).
+    const bool n_major = b_mn_major(layout);
+    for (const auto& [bm, bn] : {std::pair{64u, 128u}, std::pair{128u, 64u}, std::pair{128u, 192u},
+                                 std::pair{128u, 256u}, std::pair{128u, n_major ? 128u : 144u}}) {
+      for (int variant = 0; variant < 2; ++variant) {
+        GemmCase c = with_tiles({"layout_tiles", 1000, 1320, 264}, variant ? ClusterShape{2, 1} : ClusterShape{1, 2});
+        c.layout = layout;
+        c.config.block_m = bm;
+        c.config.block_n = bn;
+        c.out = variant ? DType::kFP32 : DType::kBF16;
+        c.with_c = variant == 1 && bn <= 192;  // 256-wide tiles take no FP32 epilogue with C
+        out.push_back(c);
+      }
+    }
+    // The epilogue: C in place, C never read (NaN, beta 0), alpha and beta with a bias.
+    GemmCase in_place = with_tiles({"layout_epi", 1000, 700, 320}, {2, 2});
+    in_place.layout = layout;
+    in_place.with_c = true;
+    in_place.c_source = CSource::kInPlace;
+    out.push_back(in_place);
+    GemmCase nan_c = in_place;
+    nan_c.c_source = CSource::kNaN;
+    nan_c.beta = 0.0f;
+    nan_c.config.cluster_m = 4;
+    nan_c.config.cluster_n = 1;
+    out.push_back(nan_c);
+    GemmCase scaled = with_tiles({"layout_epi", 1000, 700, 320}, {1, 4});
+    scaled.layout = layout;
+    scaled.with_c = true;
+    scaled.alpha = 0.5f;
+    scaled.beta = 2.0f;
+    scaled.with_bias = true;
+    scaled.out = DType::kFP32;
+    out.push_back(scaled);
+    // A 2x2 cluster with multicast switched off (each CTA loads its own tiles: the same kernel,
+    // another schedule).
+    GemmCase unicast = with_tiles({"layout_unicast", 1000, 1320, 200}, {2, 2});
+    unicast.layout = layout;
+    unicast.config.multicast_a = 0;
+    unicast.config.multicast_b = 0;
+    out.push_back(unicast);
+    // Clusters of 4 with the companion launch.
+    GemmCase companion = with_tiles({"layout_companion", 1000, 1320, 200}, {2, 2});
+    companion.layout = layout;
+    companion.config.companion = 1;
+    out.push_back(companion);
+    // The planner's own choices on MISSION.md shapes.
+    for (const GemmCase& s : {GemmCase{"layout_planner", 4096, 2112, 7168}, GemmCase{"layout_planner", 128, 4096, 7168},
+                              GemmCase{"layout_planner", 4096, 576, 7168}, GemmCase{"layout_planner", 8, 4, 64, 2}}) {
+      GemmCase c = s;
+      c.layout = layout;
+      out.push_back(c);
+    }
   }
   return out;
 }

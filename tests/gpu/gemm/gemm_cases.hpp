@@ -21,6 +21,11 @@ std::vector<GemmCase> small_cases();
 // FP32) or none x (alpha, beta) in {(1, 0), (1, 1), (0.5, 2)}, aligned and ragged, on multicast
 // cluster shapes and 96- and 144-wide tiles (narrow slabs), and the planner's own choice.
 std::vector<GemmCase> epilogue_cases();
+// The layouts NT, NN, TN and TT (gemm_layout.cuh): every cluster shape x {aligned, ragged with
+// wholly out-of-bounds boxes, K % 8 != 0 (NaN-padded rows), batched, padded row strides} x BF16 /
+// FP32 x with / without C; 64-row and 64..256-column tiles; C in place, NaN C with beta 0, alpha /
+// beta / bias; multicast off; the companion; the planner's choices.
+std::vector<GemmCase> layout_cases();
 // The CUDA-graph tests' problems (test_gemm_graphs.cpp): the planner's choice, a multicast pair
 // and a cluster of 4 with its companion, with and without C; then the shape captured with other
 // buffers than it was prepared with, and the one captured unprepared.

@@ -1,6 +1,7 @@
 // tilecast::gemm against cuBLASLt for every cluster shape, on aligned sizes, partial tiles,
 // partial clusters (odd tile counts both ways), K not a multiple of 64, m = 1, a large and a
-// batched problem; BF16 and FP32 output; with and without C (gemm_cases.cpp).
+// batched problem; BF16 and FP32 output; with and without C; and the same in every layout
+// (gemm_cases.cpp).
 #include <gtest/gtest.h>
 
 #include "gemm_cases.hpp"
@@ -33,6 +34,12 @@ TEST_P(GemmCompanion, MatchesCublasTwiceInARow) {
   EXPECT_TRUE(run_gemm_case(GetParam(), stream_)) << "the second GEMM reuses the self-reset counters";
 }
 INSTANTIATE_TEST_SUITE_P(ClusterOf4, GemmCompanion, ::testing::ValuesIn(companion_cases()), case_name);
+
+// NN, TN, TT (and NT) against cuBLASLt taking the same layouts through its op flags, A's and B's
+// row padding NaN.
+using GemmLayoutCorrectness = GemmTest;
+TEST_P(GemmLayoutCorrectness, LayoutMatchesCublasLt) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
+INSTANTIATE_TEST_SUITE_P(Layouts, GemmLayoutCorrectness, ::testing::ValuesIn(layout_cases()), case_name);
 
 }  // namespace
 }  // namespace tilecast::test

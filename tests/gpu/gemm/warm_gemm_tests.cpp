@@ -1,8 +1,9 @@
 // Compiles every kernel the GEMM GPU tests will launch into the JIT disk cache, in parallel, and
 // prints each one's NVRTC time and resource report. Needs no GPU; the device script runs it
 // before the tests so that none of them waits on a compile.
-//   tilecast-warm-gemm-tests [threads] [small]   (small: only the sanitizer subsets, small_cases() and
-//                                                 grouped_small_cases())
+//   tilecast-warm-gemm-tests [threads] [small|layouts]   (small: only the sanitizer subsets,
+//                                        small_cases() and grouped_small_cases(); layouts: only
+//                                        layout_cases())
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -22,16 +23,20 @@ int main(int argc, char** argv) {
   const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : std::thread::hardware_concurrency();
   std::vector<api::WarmItem> items;
   const bool only_small = argc > 2 && std::string(argv[2]) == "small";
-  auto lists = only_small ? std::vector<std::vector<test::GemmCase>>{test::small_cases()}
-                          : std::vector<std::vector<test::GemmCase>>{
+  const bool only_layouts = argc > 2 && std::string(argv[2]) == "layouts";
+  auto lists = only_small     ? std::vector<std::vector<test::GemmCase>>{test::small_cases()}
+               : only_layouts ? std::vector<std::vector<test::GemmCase>>{test::layout_cases()}
+                              : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),
+                                test::layout_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()},
                                 test::split_k_cases(), test::split_k_graph_cases()};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
-  auto grouped = only_small ? std::vector<std::vector<test::GroupedCase>>{test::grouped_small_cases()}
-                            : std::vector<std::vector<test::GroupedCase>>{
+  auto grouped = only_layouts ? std::vector<std::vector<test::GroupedCase>>{}
+                 : only_small ? std::vector<std::vector<test::GroupedCase>>{test::grouped_small_cases()}
+                              : std::vector<std::vector<test::GroupedCase>>{
                                   test::grouped_correctness_cases(), test::grouped_heuristic_cases(),
                                   test::grouped_small_cases(), test::masked_graph_cases()};
   for (const auto& list : grouped)

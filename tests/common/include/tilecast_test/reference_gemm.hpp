@@ -9,6 +9,10 @@
 //   cuBLAS B := our A, stored k x m (ld_a), op N  -> k x m
 //   cuBLAS C, D := our C, D, stored n x m (ld_c, ld_d)
 // i.e. the "TN" problem with cuBLAS sizes (M, N, K) = (n, m, k).
+//
+// The other layouts (GemmLayout: D = op_a(A) * op_b(B), the views the stored matrices) flip the
+// op of the operand stored MN-major: a B stored [k, n] is column-major [n, k] as it is (cuBLAS op
+// N), an A stored [k, m] is column-major [m, k] and needs op T.
 #pragma once
 
 #include <cstddef>
@@ -59,7 +63,7 @@ class LtMatmul {
  public:
   // Throws std::invalid_argument on inconsistent views, CudaError when cuBLASLt has no algorithm.
   LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-           const MatrixView* c = nullptr, const LtEpilogue& epilogue = {});
+           const MatrixView* c = nullptr, const LtEpilogue& epilogue = {}, GemmLayout layout = GemmLayout::kNT);
   ~LtMatmul();
   LtMatmul(LtMatmul&&) noexcept;
   LtMatmul& operator=(LtMatmul&&) noexcept;
@@ -76,7 +80,8 @@ class LtMatmul {
 
 // Plans and runs once (asynchronous on `stream`).
 void reference_gemm(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                    cudaStream_t stream, const MatrixView* c = nullptr, const LtEpilogue& epilogue = {});
+                    cudaStream_t stream, const MatrixView* c = nullptr, const LtEpilogue& epilogue = {},
+                    GemmLayout layout = GemmLayout::kNT);
 
 // Grouped problems as a loop over experts: for each span, D rows [row_begin, row_end) =
 // A rows [row_begin, row_end) * B[group]^T (+ C rows). A, D (and C) are tall matrices (a batch of
@@ -140,6 +145,6 @@ void reference_kgrouped_gemm(CublasLt& lt, const MatrixView& a, const MatrixView
 // Checks the views of D = A * B^T (+ C) against each other (sizes, batch, dtypes, ld >= cols);
 // throws std::invalid_argument with the reason. Used by both references.
 void validate_gemm_views(const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                         const MatrixView* c);
+                         const MatrixView* c, GemmLayout layout = GemmLayout::kNT);
 
 }  // namespace tilecast::test

@@ -42,6 +42,9 @@ struct GemmSm90Config {
   static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
   static constexpr bool kSplitK = kSpec.split_k;
+  static constexpr GemmLayout kLayout = kSpec.layout;
+  static constexpr OperandTile kATile = kGeo.a_tile;
+  static constexpr OperandTile kBTile = kGeo.b_tile;
 
   static constexpr uint32_t kThreads = kGeo.threads;
   static constexpr uint32_t kConsumerWarps = kGeo.consumer_warps;

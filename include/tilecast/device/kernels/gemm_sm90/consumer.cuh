@@ -60,13 +60,16 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
       for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
     ptx::wgmma_fence();
-    const uint64_t desc_b = make_sw128_desc(smem.b[state.stage]);
+    constexpr OperandTile kA = Cfg::kATile, kB = Cfg::kBTile;
+    const uint64_t desc_b = make_sw128_desc(smem.b[state.stage], kB);
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
-      const uint64_t desc_a = make_sw128_desc(smem.a[state.stage] + (warpgroup * Cfg::kWarpgroupM + a * 64) * 128);
+      const uint64_t desc_a =
+          make_sw128_desc(smem.a[state.stage] + kA.mn_offset(warpgroup * Cfg::kWarpgroupM + a * kWgmmaAtomRows), kA);
 #pragma unroll
-      for (uint32_t k16 = 0; k16 < Cfg::kBlockK / 16; ++k16)
-        Mma::mma(acc[a], desc_a + k16 * kDescStepK16, desc_b + k16 * kDescStepK16, (kk | k16) != 0);
+      for (uint32_t k16 = 0; k16 < Cfg::kBlockK / kWgmmaK; ++k16)
+        Mma::template mma<kA.mn_major, kB.mn_major>(acc[a], desc_a + k16 * desc_step_k16(kA),
+                                                    desc_b + k16 * desc_step_k16(kB), (kk | k16) != 0);
     }
     ptx::wgmma_commit_group();
 #pragma unroll

@@ -4,6 +4,7 @@
 // TMA descriptors from it; the planner asks it which stage counts fit.
 #pragma once
 
+#include "tilecast/device/kernels/gemm_sm90/operand_tile.cuh"
 #include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 
 namespace tilecast {
@@ -25,11 +26,6 @@ inline constexpr uint32_t kMaxRegistersPerThread = 255;
 inline constexpr uint32_t kMaxCSlabBuffers = 8;
 // One TileInfo (config.cuh) in the tile ring.
 inline constexpr uint32_t kTileInfoBytes = 32;
-
-// A TMA box, innermost dimension first: `cols` elements of a row, `rows` rows.
-struct TmaBox {
-  uint32_t cols = 0, rows = 0;
-};
 
 // Byte offsets into the kernel's dynamic shared memory once its start is aligned to 1024.
 struct GemmSmemLayout {
@@ -59,6 +55,9 @@ struct GemmGeometry {
 
   uint32_t tile_a_bytes = 0, tile_b_bytes = 0;
   uint32_t stage_tx_bytes = 0;  // bytes that land in one stage: the A and B tiles
+  // The operand tiles as the layout stores them (operand_tile.cuh): K-major one box per tile,
+  // MN-major one box per 64 rows.
+  OperandTile a_tile, b_tile;
   TmaBox a_box, b_box;
 
   // Epilogue: each consumer warpgroup stores its rows in slabs of 64 rows x 128 bytes through a
@@ -131,7 +130,7 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
 }  // namespace geometry_detail
 
 TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
-  constexpr uint32_t kWarpgroupThreads = 128, kSwizzleSpanBytes = 128;
+  constexpr uint32_t kWarpgroupThreads = 128;
   GemmGeometry g;
   g.threads = kWarpgroupThreads * (1 + s.consumer_warpgroups);
   g.consumer_warps = 4 * s.consumer_warpgroups;
@@ -156,11 +155,15 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
     g.producer_registers = left / kWarpgroupThreads / 8 * 8;
   }
 
-  g.tile_a_bytes = s.block_m * g.block_k * 2;
-  g.tile_b_bytes = s.block_n * g.block_k * 2;
+  g.a_tile = operand_tile(a_mn_major(s.layout), s.block_m, g.block_k);
+  g.b_tile = operand_tile(b_mn_major(s.layout), s.block_n, g.block_k);
+  g.tile_a_bytes = g.a_tile.bytes;
+  g.tile_b_bytes = g.b_tile.bytes;
+  // Every box lands whole (the TMA zero-fills what lies outside the tensor), so a stage's bytes
+  // do not depend on where the tile sits.
   g.stage_tx_bytes = g.tile_a_bytes + g.tile_b_bytes;
-  g.a_box = {g.block_k, s.block_m};
-  g.b_box = {g.block_k, s.block_n};
+  g.a_box = g.a_tile.box;
+  g.b_box = g.b_tile.box;
 
   g.slab_rows = kWgmmaAtomRows;
   g.slab_cols = kSwizzleSpanBytes / dtype_bytes(s.out);

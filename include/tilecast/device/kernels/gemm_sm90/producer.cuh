@@ -84,12 +84,18 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
                                                full, uint32_t{Cfg::kStageTxBytes});
           int32_t c[3];
           if (w.issue_a) {
-            TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, c);
-            load_box(tma_a, smem.a[state.stage], full, c, w.a_mask, rank);
+#pragma unroll
+            for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
+              TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
+              load_box(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
+            }
           }
           if (w.issue_b) {
-            TileCoords<Cfg::kGemmType>::b(w, kk, Cfg::kBlockK, c);
-            load_box(tma_b, smem.b[state.stage], full, c, w.b_mask, rank);
+#pragma unroll
+            for (uint32_t box = 0; box < Cfg::kBTile.boxes; ++box) {
+              TileCoords<Cfg::kGemmType>::b(w, kk, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
+              load_box(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
+            }
           }
         } else {
           // A phantom receives nothing; its consumers still pass the round and release it.

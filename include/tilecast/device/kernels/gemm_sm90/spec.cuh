@@ -7,6 +7,8 @@
 
 #include "tilecast/device/common.cuh"
 #include "tilecast/device/dtype.cuh"
+#include "tilecast/device/gemm_layout.cuh"
+#include "tilecast/device/kernels/gemm_sm90/operand_tile.cuh"
 #include "tilecast/device/ptx/wgmma_widths.cuh"
 #include "tilecast/device/scheduler/cluster.cuh"
 #include "tilecast/device/scheduler/problem.cuh"
@@ -33,12 +35,16 @@ struct GemmKernelSpec {
   // the slices and applies the epilogue (kernels/split_k_reduce.cuh). Off, k_splits is 1 as a
   // constant, and the scheduler's slice arithmetic folds away.
   bool split_k = false;
+  // How A and B are stored (gemm_layout.cuh): which operand tiles are MN-major in shared memory
+  // and which of wgmma's transpose immediates are set. Dense and batched kernels only.
+  GemmLayout layout = GemmLayout::kNT;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
-           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k;
+           contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
+           layout == o.layout;
   }
 };
 
@@ -96,6 +102,11 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
     return "only m-grouped contiguous kernels take the offsets layout";
   if (s.dynamic_units && (s.has_c || s.has_bias) && s.block_n > kWidestDynamicEpilogueBlockN)
     return "the dynamic-unit (companion) kernel with C or a bias spills registers above 192-wide tiles";
+  if (!is_gemm_layout(s.layout)) return "layout must be NT, NN, TN or TT";
+  if (s.layout != GemmLayout::kNT && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
+    return "grouped GEMMs are NT only (A and B K-major)";
+  if (operand_tile_error(b_mn_major(s.layout), s.block_n) != nullptr)
+    return "B is N-major (layout NN or TN): block_n must be a multiple of 64 (64, 128, 192, 256)";
   if (heavy_epilogue(s.has_c, s.has_bias, s.out) && s.block_n > kWidestHeavyEpilogueBlockN)
     return "an epilogue with C and a bias, or either with FP32 output, spills registers above 192-wide tiles";
   if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
@@ -123,7 +134,8 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
                              static_cast<uint32_t>(s.type),
                              static_cast<uint32_t>(s.contiguous_layout),
                              s.dynamic_units ? 1u : 0u,
-                             s.split_k ? 1u : 0u};
+                             s.split_k ? 1u : 0u,
+                             static_cast<uint32_t>(s.layout)};
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -148,6 +160,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.contiguous_layout = Traits::kContiguousLayout;
   s.dynamic_units = Traits::kDynamicUnits;
   s.split_k = Traits::kSplitK;
+  s.layout = Traits::kLayout;
   return s;
 }
 
