@@ -278,12 +278,26 @@ const PreparedCall& remember(const CallKey& key, const plan::GemmDesc& desc, boo
   return thread_calls().insert(key, make_call(prepared_gemm(desc, key.args.config, under_capture), desc, key.args));
 }
 
+// That `stream` belongs to `device`, for every call (the call cache is keyed on the arguments,
+// not on the stream), asked of the runtime once per stream and thread. Not while the stream
+// captures: cudaStreamGetDevice is refused then and invalidates the capture (measured on the
+// H200), so a stream first met inside a capture goes unchecked here; a launch onto another
+// device's stream still fails with a CUDA error at the launch.
+void check_stream_once(cudaStream_t stream, int device) {
+  thread_local cudaStream_t checked_stream = nullptr;
+  thread_local int checked_device = -1;
+  if (stream == checked_stream && device == checked_device) return;
+  if (capturing(stream)) return;
+  check_stream(stream, device, query_stream_device);
+  checked_stream = stream;
+  checked_device = device;
+}
+
 }  // namespace
 
 void run_call(const CallArgs& args, cudaStream_t stream) {
   const CallKey key = call_key(args);
-  // Every call, the cached ones too: the cache is keyed on the arguments, not on the stream.
-  check_stream(stream, key.device, query_stream_device);
+  check_stream_once(stream, key.device);
   if (const PreparedCall* hit = thread_calls().find(key)) return launch(*hit, stream);
   const plan::GemmDesc desc = validate_call(args, query_pointer);
   // Neither kind is cached: it has no plan or descriptors to keep, and validating it again costs
