@@ -74,14 +74,6 @@ TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// bar.sync id, count (barrier.sync.aligned); sm_70. Every thread of each arriving warp executes
-// the same instruction, converged: the k-tail handshake (k_tail.cuh), whose warps meet from
-// converged code. compute-sanitizer's racecheck reported the handshake's word as raced with the
-// unaligned form (whose divergent path ptxas emits as a collective), never with this one.
-TC_DEVICE TC_FORCEINLINE void bar_sync_aligned(uint32_t id, uint32_t threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 // ld.shared.b32 / ld.shared.v2.b32 / st.shared.v2.b32 by 32-bit shared-window address; sm_20.
 // The epilogue reads C and writes FP32 D through these: generic pointers would cost it 64-bit
 // registers it does not have beside 128 accumulators.

@@ -75,13 +75,6 @@ TC_HOST_DEVICE void k_tail_stores(uint32_t valid, uint32_t clearer, Clear&& clea
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
-// Every side of the handshake meets here, each warp converged (the clearers' stores diverge).
-template <typename Cfg>
-TC_DEVICE TC_FORCEINLINE void meet_k_tail(NamedBarrier barrier) {
-  __syncwarp();
-  ptx::bar_sync_aligned(static_cast<uint32_t>(barrier), tail_handshake_threads<Cfg>());
-}
-
 // Clears columns [valid, 64) of stage `stage`'s A and B tiles (one clearer's share).
 template <typename Cfg>
 TC_DEVICE void clear_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint32_t valid, uint32_t clearer) {
@@ -101,15 +94,16 @@ TC_DEVICE void clear_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint3
 // The clearers' loop (threads kTailClearerFirstThread.., after the register handoff).
 template <typename Cfg>
 TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
+  constexpr uint32_t kThreads = tail_handshake_threads<Cfg>();
   const uint32_t clearer = threadIdx.x - kTailClearerFirstThread;
   for (;;) {
-    meet_k_tail<Cfg>(NamedBarrier::kTailReady);
+    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
     const uint32_t word = *static_cast<volatile uint32_t*>(smem.k_tail);
     if (word == kTailDone) return;
     clear_k_tail<Cfg>(smem, word & 0xFFu, word >> 8, clearer);
     // Generic-proxy writes, read next by wgmma (async proxy).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-    meet_k_tail<Cfg>(NamedBarrier::kTailCleared);
+    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
   }
 }
 
@@ -118,16 +112,17 @@ TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
 // cleared.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void hand_over_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint32_t valid) {
+  constexpr uint32_t kThreads = tail_handshake_threads<Cfg>();
   if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = stage | (valid << 8);
-  meet_k_tail<Cfg>(NamedBarrier::kTailReady);
-  meet_k_tail<Cfg>(NamedBarrier::kTailCleared);
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
 }
 
 // The consumers, every thread, once their walk is over: ends the clearers' loop.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void release_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
   if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = kTailDone;
-  meet_k_tail<Cfg>(NamedBarrier::kTailReady);
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), tail_handshake_threads<Cfg>());
 }
 
 #endif
