@@ -412,11 +412,15 @@ PointerFacts query_pointer(const void* p) {
       const CUdeviceptr at = reinterpret_cast<CUdeviceptr>(p);
       // NOTES: for virtual memory (cuMemCreate + cuMemMap: PyTorch's expandable segments, comm's
       // heap) the range is the one physical chunk holding p, while a tensor may span several
-      // chunks mapped side by side; such memory stays unknown rather than falsely refused.
-      CUmemGenericAllocationHandle handle{};
-      const bool virtual_memory = drv.cuMemRetainAllocationHandle(&handle, const_cast<void*>(p)) == CUDA_SUCCESS;
-      if (virtual_memory) drv.cuMemRelease(handle);  // the retain took a reference
-      if (!virtual_memory && drv.cuMemGetAddressRange(&base, &size, at) == CUDA_SUCCESS && at >= base &&
+      // chunks mapped side by side; such memory stays unknown rather than falsely refused. Only
+      // cudaMalloc's memory is legacy-IPC capable, which the driver answers without an error for
+      // any device pointer (asking for p's allocation handle instead fails for cudaMalloc's
+      // memory, and compute-sanitizer reports every such failed call as an error).
+      int legacy_ipc = 0;
+      const bool from_cuda_malloc =
+          drv.cuPointerGetAttribute(&legacy_ipc, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, at) == CUDA_SUCCESS &&
+          legacy_ipc != 0;
+      if (from_cuda_malloc && drv.cuMemGetAddressRange(&base, &size, at) == CUDA_SUCCESS && at >= base &&
           at < base + size) {
         f.alloc_base = base;
         f.alloc_bytes = size;

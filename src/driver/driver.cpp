@@ -62,7 +62,7 @@ Driver load_all() {
   load(d.cuMemUnmap, "cuMemUnmap", 10020);
   load(d.cuMemSetAccess, "cuMemSetAccess", 10020);
   load(d.cuMemGetAddressRange, "cuMemGetAddressRange", 3020);
-  load(d.cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 11000);
+  load(d.cuPointerGetAttribute, "cuPointerGetAttribute", 4000);
   return d;
 }
 

@@ -42,10 +42,10 @@ struct Driver {
   PFN_cuMemMap_v10020 cuMemMap = nullptr;
   PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
   PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
-  // The API's argument checks: the allocation a view lies in, and whether it is virtual memory
-  // (whose address range is one physical chunk, not the whole mapping).
+  // The API's argument checks: the allocation a view lies in, and whether it is cudaMalloc's
+  // (legacy-IPC capable) rather than virtual memory, whose range is one physical chunk.
   PFN_cuMemGetAddressRange_v3020 cuMemGetAddressRange = nullptr;
-  PFN_cuMemRetainAllocationHandle_v11000 cuMemRetainAllocationHandle = nullptr;
+  PFN_cuPointerGetAttribute_v4000 cuPointerGetAttribute = nullptr;
 
   // The table, filled on first use. Throws tilecast::Error naming the function that could not be
   // found (no driver, a driver older than the ABI version asked for); a later call tries again.
