@@ -23,10 +23,14 @@
 //              proxy (wgmma), meet on kTailCleared. A word of kTailDone ends their loop: the
 //              consumers write it once their walk is over.
 // Every side waits (barrier.sync) on both barriers, though an arrive would do for the side that
-// is not waiting for the other: compute-sanitizer's racecheck does not take barrier.arrive as
-// ordering the arriving thread's accesses, and reported the word's write and reads as hazards on
-// the H200. The other side is always already there (the clearers wait for work, the consumers
-// go straight from one barrier to the next), so the waits cost nothing.
+// is not waiting for the other; the other side is always already there (the clearers wait for
+// work, the consumers go straight from one barrier to the next), so the waits cost nothing.
+// NOTES: compute-sanitizer's racecheck reports the consumers' kTailDone write against the
+// clearers' reads of the word (4-20 hazards per kernel on GroupedSmall's k-grouped kernels, H200),
+// whether the sides arrive or wait, the word is read through a generic pointer or ld.shared, the
+// barriers are aligned or not; every read is ordered after the write by kTailReady, the results
+// are right, and a kernel with this handshake alone is racecheck-clean
+// (scripts/probes/k_tail_handshake.cu). What racecheck sees in the full kernel is not found.
 // The handshake also paces the clearers: they never run ahead of the consumers (they wait on no
 // mbarrier, so no parity can alias). Its cost falls on one k-step per group and tile: two named
 // barriers for the consumers, and (block_m + block_n) x 8 stores of 16 bytes over 64 threads.
