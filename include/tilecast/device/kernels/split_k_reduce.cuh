@@ -8,7 +8,6 @@
 // run; no atomics. A row's last columns past a multiple of 4 go element by element.
 #pragma once
 
-#include <cuda/std/type_traits>
 #include <cuda_bf16.h>
 
 #include "tilecast/device/dtype.cuh"
@@ -18,8 +17,8 @@ namespace tilecast {
 
 template <class Traits>
 __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __grid_constant__ SplitKReduceParams p) {
-  using Out = cuda::std::conditional_t<Traits::kOutput == DType::kFP32, float, __nv_bfloat16>;
-  using Bias = cuda::std::conditional_t<Traits::kBiasType == DType::kFP32, float, __nv_bfloat16>;
+  using Out = pick_type<Traits::kOutput == DType::kFP32, float, __nv_bfloat16>;
+  using Bias = pick_type<Traits::kBiasType == DType::kFP32, float, __nv_bfloat16>;
   const uint32_t groups_per_row = ceil_div(p.n, kReduceVector);
   const uint64_t items = uint64_t{p.batches} * p.m * groups_per_row;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items; i += uint64_t{gridDim.x} * blockDim.x) {
