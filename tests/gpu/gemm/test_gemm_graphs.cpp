@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gemm_cases.hpp"
+#include "graph_replay.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/device_matrix.hpp"
@@ -17,48 +18,7 @@
 namespace tilecast::test {
 namespace {
 
-struct Buffers {
-  DeviceMatrix a, b, c, c32, d, ref;
-  explicit Buffers(const GemmCase& g)
-      : a(make_matrix(DType::kBF16, g.m, g.k)),
-        b(make_matrix(DType::kBF16, g.n, g.k)),
-        c(make_matrix(g.out, g.m, g.n)),
-        c32(make_matrix(DType::kFP32, g.m, g.n)),
-        d(make_matrix(g.out, g.m, g.n, 1, aligned_ld(g.n + 1, g.out))),
-        ref(make_matrix(DType::kFP32, g.m, g.n)) {}
-  // New random inputs in the same buffers; D poisoned.
-  void refill(cudaStream_t s, bool with_c) {
-    fill_uniform(a.view, fresh_seed(), s);
-    fill_uniform(b.view, fresh_seed(), s);
-    if (with_c) {
-      fill_uniform(c.view, fresh_seed(), s);
-      copy_convert(c.view, c32.view, s);
-    }
-    poison(d, s);
-  }
-};
-
-// `record` captured into a graph on `stream` and instantiated (cudaStreamCaptureModeGlobal: any
-// unsafe call inside fails).
-template <typename Record>
-cudaGraphExec_t capture(cudaStream_t stream, Record record, size_t* nodes = nullptr) {
-  cudaGraph_t graph = nullptr;
-  TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  record();
-  TC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  if (nodes) TC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, nodes));
-  cudaGraphExec_t exec = nullptr;
-  TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaGraphDestroy(graph);
-  return exec;
-}
-
-class GemmGraph : public ::testing::TestWithParam<GemmCase> {
- protected:
-  void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  void TearDown() override { cudaStreamDestroy(stream_); }
-  cudaStream_t stream_ = nullptr;
-};
+using GemmGraph = StreamTest<GemmCase>;
 
 // Capture once, replay 100 times with fresh inputs, compare every replay.
 TEST_P(GemmGraph, ReplaysWithNewInputsMatchCublas) {
@@ -66,7 +26,7 @@ TEST_P(GemmGraph, ReplaysWithNewInputsMatchCublas) {
   const GemmConfig& config = g.config;
   const bool with_c = g.with_c;
   {
-    Buffers x(g);
+    GraphBuffers x(g);
     const MatrixView* c = with_c ? &x.c.view : nullptr;
     prepare(x.a.view, x.b.view, x.d.view, c, config);
 
@@ -74,14 +34,7 @@ TEST_P(GemmGraph, ReplaysWithNewInputsMatchCublas) {
     const cudaGraphExec_t exec = capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, config); }, &nodes);
     EXPECT_GE(nodes, 1u) << "the captured call recorded its kernel launches";
 
-    static CublasLt lt;
-    for (int replay = 0; replay < 100; ++replay) {
-      x.refill(stream_, with_c);
-      TC_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-      reference_gemm(lt, x.a.view, x.b.view, x.ref.view, stream_, with_c ? &x.c32.view : nullptr);
-      ASSERT_TRUE(all_written(x.d, stream_)) << "replay " << replay;
-      ASSERT_TRUE(matches(x.d.view, x.ref.view, std::nullopt, stream_)) << "replay " << replay;
-    }
+    ASSERT_TRUE(replays_match(exec, x, with_c, 100, stream_));
     cudaGraphExecDestroy(exec);
   }
 }
@@ -95,17 +48,10 @@ TEST(GemmGraphBuffers, OtherBuffersOfAPreparedShapeCanBeCaptured) {
   cudaStream_t stream;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const GemmCase shape = graph_other_buffers_case();
-  Buffers first(shape), second(shape);
+  GraphBuffers first(shape), second(shape);
   prepare(first.a.view, first.b.view, first.d.view);
   const cudaGraphExec_t exec = capture(stream, [&] { gemm(second.a.view, second.b.view, second.d.view, stream); });
-  static CublasLt lt;
-  for (int replay = 0; replay < 3; ++replay) {
-    second.refill(stream, false);
-    TC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    reference_gemm(lt, second.a.view, second.b.view, second.ref.view, stream);
-    EXPECT_TRUE(all_written(second.d, stream));
-    EXPECT_TRUE(matches(second.d.view, second.ref.view, std::nullopt, stream));
-  }
+  EXPECT_TRUE(replays_match(exec, second, false, 3, stream));
   cudaGraphExecDestroy(exec);
   cudaStreamDestroy(stream);
 }
@@ -115,7 +61,7 @@ TEST(GemmGraphBuffers, OtherBuffersOfAPreparedShapeCanBeCaptured) {
 TEST(GemmGraphBuffers, AnUnpreparedProblemIsRefusedInsideACapture) {
   cudaStream_t stream;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  Buffers x(graph_unprepared_case());  // a shape no other test uses
+  GraphBuffers x(graph_unprepared_case());  // a shape no other test uses
   TC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   try {
     gemm(x.a.view, x.b.view, x.d.view, stream);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/device_state.hpp"
+#include "graph_replay.hpp"
 #include "split_k_cases.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast_test/cuda_check.hpp"
@@ -34,36 +35,13 @@ std::vector<uint8_t> bytes_of(const DeviceMatrix& m, cudaStream_t s) {
   return host;
 }
 
-struct Buffers {
-  DeviceMatrix a, b, c, c32, d, ref;
-  explicit Buffers(const GemmCase& g)
-      : a(make_matrix(DType::kBF16, g.m, g.k)),
-        b(make_matrix(DType::kBF16, g.n, g.k)),
-        c(make_matrix(g.out, g.m, g.n)),
-        c32(make_matrix(DType::kFP32, g.m, g.n)),
-        d(make_matrix(g.out, g.m, g.n)),
-        ref(make_matrix(DType::kFP32, g.m, g.n)) {}
-  void refill(cudaStream_t s) {
-    fill_uniform(a.view, fresh_seed(), s);
-    fill_uniform(b.view, fresh_seed(), s);
-    fill_uniform(c.view, fresh_seed(), s);
-    copy_convert(c.view, c32.view, s);
-    poison(d, s);
-  }
-};
-
-class SplitKRuns : public ::testing::TestWithParam<GemmCase> {
- protected:
-  void SetUp() override { TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  void TearDown() override { cudaStreamDestroy(stream_); }
-  cudaStream_t stream_ = nullptr;
-};
+using SplitKRuns = StreamTest<GemmCase>;
 
 // The slices are summed in one fixed order: the same input twice gives the same bytes.
 TEST_P(SplitKRuns, SameInputTwiceGivesIdenticalBytes) {
   const GemmCase& g = GetParam();
-  Buffers x(g);
-  x.refill(stream_);
+  GraphBuffers x(g);
+  x.refill(stream_, true);
   const MatrixView* c = g.with_c ? &x.c.view : nullptr;
   gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);
   const std::vector<uint8_t> first = bytes_of(x.d, stream_);
@@ -76,29 +54,16 @@ TEST_P(SplitKRuns, SameInputTwiceGivesIdenticalBytes) {
 // Prepared, run once on the stream (which sizes its workspace), captured, replayed with new inputs.
 TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
   const GemmCase& g = GetParam();
-  Buffers x(g);
+  GraphBuffers x(g);
   const MatrixView* c = g.with_c ? &x.c.view : nullptr;
   prepare(x.a.view, x.b.view, x.d.view, c, g.config);
-  x.refill(stream_);
+  x.refill(stream_, true);
   gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);
-  cudaGraph_t graph = nullptr;
-  TC_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-  gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);
-  TC_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
   size_t nodes = 0;
-  TC_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  const cudaGraphExec_t exec =
+      capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config); }, &nodes);
   EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel";
-  cudaGraphExec_t exec = nullptr;
-  TC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaGraphDestroy(graph);
-  static CublasLt lt;
-  for (int replay = 0; replay < 20; ++replay) {
-    x.refill(stream_);
-    TC_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-    reference_gemm(lt, x.a.view, x.b.view, x.ref.view, stream_, g.with_c ? &x.c32.view : nullptr);
-    ASSERT_TRUE(all_written(x.d, stream_)) << "replay " << replay;
-    ASSERT_TRUE(matches(x.d.view, x.ref.view, std::nullopt, stream_)) << "replay " << replay;
-  }
+  ASSERT_TRUE(replays_match(exec, x, g.with_c, 20, stream_));
   cudaGraphExecDestroy(exec);
 }
 
@@ -111,7 +76,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, SplitKRuns, ::testing::ValuesIn(split_k_graph_ca
 // and its capture ends cleanly. The graph on the spare replays correctly.
 TEST(SplitKWorkspace, EachPrepareReadiesOneCaptureOnAFreshStream) {
   const GemmCase g = split_k_graph_cases()[0];
-  Buffers x(g);
+  GraphBuffers x(g);
   const auto capture_on_fresh = [&](cudaStream_t s, bool expect_ok) -> cudaGraphExec_t {
     TC_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     bool ok = true;
@@ -147,14 +112,9 @@ TEST(SplitKWorkspace, EachPrepareReadiesOneCaptureOnAFreshStream) {
   capture_on_fresh(fresh[1], false);  // the spare is taken
   prepare(x.a.view, x.b.view, x.d.view, &x.c.view, g.config);
   const cudaGraphExec_t third = capture_on_fresh(fresh[2], true);
-  static CublasLt lt;
   for (cudaGraphExec_t exec : {first, third}) {
     ASSERT_NE(exec, nullptr);
-    x.refill(fresh[0]);
-    TC_CUDA_CHECK(cudaGraphLaunch(exec, fresh[0]));
-    reference_gemm(lt, x.a.view, x.b.view, x.ref.view, fresh[0], &x.c32.view);
-    EXPECT_TRUE(all_written(x.d, fresh[0]));
-    EXPECT_TRUE(matches(x.d.view, x.ref.view, std::nullopt, fresh[0]));
+    EXPECT_TRUE(replays_match(exec, x, /*with_c=*/true, 1, fresh[0]));
     cudaGraphExecDestroy(exec);
   }
   TC_CUDA_CHECK(cudaStreamSynchronize(fresh[0]));
