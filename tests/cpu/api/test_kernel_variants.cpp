@@ -36,6 +36,51 @@ plan::GemmDesc variant_desc(GemmType type, DType out, bool c, bool bias, DType b
   return d;
 }
 
+// The overrides that pin a variant's tile, cluster and companion.
+GemmConfig variant_config(uint32_t bm, uint32_t bn, const ClusterShape& cs, int companion = -1) {
+  GemmConfig c;
+  c.block_m = bm;
+  c.block_n = bn;
+  c.cluster_m = cs.m;
+  c.cluster_n = cs.n;
+  c.companion = companion;
+  return c;
+}
+
+// Appends (desc, config) to `items` where the kernel can be built (the planner refuses the rest
+// with an error): gemm_spec_error of the spec the planner would make.
+void add_if_buildable(std::vector<WarmItem>& items, const plan::GemmDesc& desc, const GemmConfig& config) {
+  GemmKernelSpec probe;
+  probe.block_m = config.block_m;
+  probe.block_n = config.block_n;
+  probe.stages = 2;
+  probe.consumer_warpgroups = config.block_m / 64;
+  probe.out = desc.out;
+  probe.has_c = desc.has_c;
+  probe.has_bias = desc.has_bias;
+  probe.bias_type = desc.bias_type;
+  probe.type = desc.problem.type;
+  probe.contiguous_layout =
+      desc.problem.type == GemmType::kMGroupedContiguous ? desc.problem.contiguous_layout : ContiguousLayout::kRowIndex;
+  probe.layout = desc.layout;
+  probe.dynamic_units = config.companion == 1;
+  if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
+}
+
+// The epilogues the variants take turns with: none, C, bias, C and bias.
+struct Epi {
+  bool c, bias;
+};
+constexpr Epi kEpilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+
+// A cache folder of the test's own, so that every variant really goes through NVRTC and ptxas.
+std::filesystem::path own_cache_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
+  return dir;
+}
+
 // Compiles `specs` into the cache folder `dir` (made for the test) and checks each kernel has no
 // local memory, unserialised wgmma and one CTA per SM by registers; keeps the folder on failure.
 void expect_clean_compiles(const std::vector<GemmKernelSpec>& specs, const std::filesystem::path& dir,
@@ -62,44 +107,11 @@ void expect_clean_compiles(const std::vector<GemmKernelSpec>& specs, const std::
 }
 
 TEST(KernelVariants, AllCompileWithoutLocalMemory) {
-  // A cache of its own, so that every variant really goes through NVRTC and ptxas.
-  const auto dir = std::filesystem::temp_directory_path() / ("tilecast-variants-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
-
+  const auto dir = own_cache_dir("tilecast-variants");
   std::vector<WarmItem> items;
-  // Kept only where the kernel can be built (the planner refuses the rest with an error).
-  const auto add = [&](const plan::GemmDesc& desc, const GemmConfig& config) {
-    GemmKernelSpec probe;
-    probe.block_m = config.block_m;
-    probe.block_n = config.block_n;
-    probe.stages = 2;
-    probe.consumer_warpgroups = config.block_m / 64;
-    probe.out = desc.out;
-    probe.has_c = desc.has_c;
-    probe.has_bias = desc.has_bias;
-    probe.bias_type = desc.bias_type;
-    probe.type = desc.problem.type;
-    probe.contiguous_layout =
-        desc.problem.type == GemmType::kMGroupedContiguous ? desc.problem.contiguous_layout : ContiguousLayout::kRowIndex;
-    probe.dynamic_units = config.companion == 1;
-    if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
-  };
-  const auto config_of = [](uint32_t bm, uint32_t bn, const ClusterShape& cs, int companion = -1) {
-    GemmConfig c;
-    c.block_m = bm;
-    c.block_n = bn;
-    c.cluster_m = cs.m;
-    c.cluster_n = cs.n;
-    c.companion = companion;
-    return c;
-  };
+  const auto add = [&](const plan::GemmDesc& desc, const GemmConfig& config) { add_if_buildable(items, desc, config); };
   // Epilogues: none, C, bias, C and bias (a BF16 bias half the time); 64-row tiles the first two.
   // Types take turns: without C or bias any, with them the normal and k-grouped forms.
-  struct Epi {
-    bool c, bias;
-  };
-  const Epi epilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
   const GemmType plain_types[] = {GemmType::kNormal, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
                                   GemmType::kKGroupedContiguous, GemmType::kNormal};
   const GemmType epilogue_types[] = {GemmType::kNormal, GemmType::kKGroupedContiguous, GemmType::kNormal};
@@ -107,14 +119,14 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
   for (uint32_t bm : {64u, 128u})
     for (uint32_t bn : kWgmmaBF16Widths)
       for (DType out : {DType::kBF16, DType::kFP32})
-        for (const Epi& e : epilogues) {
+        for (const Epi& e : kEpilogues) {
           if (bm == 64 && e.bias) continue;
           const bool plain = !e.c && !e.bias;
           const GemmType type = plain ? plain_types[rotate_plain++ % 5] : epilogue_types[rotate_epi++ % 3];
           const plan::GemmDesc desc =
               variant_desc(type, out, e.c, e.bias, rotate % 4 < 2 ? DType::kBF16 : DType::kFP32, rotate % 2 ? 2 : 1,
                            rotate_plain % 2 ? ContiguousLayout::kRowIndex : ContiguousLayout::kOffsets);
-          add(desc, config_of(bm, bn, kClusterShapes[rotate % 6]));
+          add(desc, variant_config(bm, bn, kClusterShapes[rotate % 6]));
           ++rotate;
         }
   // The grouped kernels at the register edge: 256-wide tiles (192 where the epilogue is heavy),
@@ -135,7 +147,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
                         {GemmType::kMGroupedMasked, 128, 256, DType::kFP32, false},
                         {GemmType::kMGroupedMasked, 64, 256, DType::kBF16, false}};
   for (const Edge& e : edges)
-    add(variant_desc(e.type, e.out, e.c, false, DType::kFP32, 1, e.layout), config_of(e.bm, e.bn, {2, 1}));
+    add(variant_desc(e.type, e.out, e.c, false, DType::kFP32, 1, e.layout), variant_config(e.bm, e.bn, {2, 1}));
   // Clusters of 4 with the companion: the dynamic-unit main kernel and the companion kernel, at
   // the widest tile each epilogue allows there; grouped types take turns with the normal one.
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}})
@@ -148,7 +160,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
         const bool turn = (cs.m + variant) % 2 == 0;
         add(variant_desc(turn ? grouped : GemmType::kNormal, out, c, false, DType::kFP32, 1,
                          cs.n == 1 ? ContiguousLayout::kRowIndex : ContiguousLayout::kOffsets),
-            config_of(128, bn, cs, 1));
+            variant_config(128, bn, cs, 1));
       }
     }
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
@@ -165,41 +177,20 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
 // dtypes, cluster shapes and dense/batched taking turns, then the register edges (the widest
 // tile each epilogue allows, FP32 out) and the dynamic-unit kernels of the companion.
 TEST(KernelVariants, LayoutsCompileWithoutLocalMemory) {
-  const auto dir = std::filesystem::temp_directory_path() / ("tilecast-layout-variants-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
-  struct Epi {
-    bool c, bias;
-  };
-  const Epi epilogues[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+  const auto dir = own_cache_dir("tilecast-layout-variants");
   std::vector<WarmItem> items;
   const auto add = [&](GemmLayout layout, uint32_t bm, uint32_t bn, DType out, const Epi& e, int64_t batch,
                        const ClusterShape& cs, int companion = -1) {
     plan::GemmDesc d = plan::dense_desc(4096, 4096, 4096, batch, out, e.c, layout);
     d.has_bias = e.bias;
     d.bias_type = batch > 1 ? DType::kBF16 : DType::kFP32;
-    GemmConfig c;
-    c.block_m = bm;
-    c.block_n = bn;
-    c.cluster_m = cs.m;
-    c.cluster_n = cs.n;
-    c.companion = companion;
-    GemmKernelSpec probe;
-    probe.block_m = bm;
-    probe.block_n = bn;
-    probe.consumer_warpgroups = bm / 64;
-    probe.out = out;
-    probe.has_c = e.c;
-    probe.has_bias = e.bias;
-    probe.layout = layout;
-    probe.dynamic_units = companion == 1;
-    if (gemm_spec_error(probe) == nullptr) items.push_back({d, c});
+    add_if_buildable(items, d, variant_config(bm, bn, cs, companion));
   };
   int rotate = 0;
   for (GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
     for (uint32_t bm : {64u, 128u})
       for (uint32_t bn : kWgmmaBF16Widths) {
-        const Epi& e = epilogues[rotate % 4];
+        const Epi& e = kEpilogues[rotate % 4];
         add(layout, bm, bn, rotate % 3 == 1 ? DType::kFP32 : DType::kBF16, bm == 64 ? Epi{e.c, false} : e,
             rotate % 2 ? 2 : 1, kClusterShapes[rotate % 6]);
         ++rotate;
