@@ -9,6 +9,7 @@
 
 #include "cublas_runner.hpp"
 #include "gemm_config.hpp"
+#include "multicast_worth.hpp"
 #include "plan_report.hpp"
 #include "tilecast_runner.hpp"
 #include "tilecast_test/compare.hpp"
@@ -165,6 +166,7 @@ struct Runner {
 }  // namespace
 
 int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunInfo& info) {
+  if (wants_multicast_worth(o)) return run_multicast_worth(o, problems, info);
   TC_CUDA_CHECK(cudaSetDevice(o.device));
   cudaStream_t stream = nullptr;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -51,7 +51,9 @@ problems
                       (issue #12's small-M rows); nn, tn, tt (8192^3 and the m = 4096 list with A
                       and B stored in those layouts); default
                       (= dense,m4096,m128,odd) or all. Default: default, or nothing when --shape
-                      is given.
+                      is given. mcast: what multicast is worth (three shapes x every cluster,
+                      multicast off, companion; flushed time, sustained clock and energy, the
+                      traffic model; tools/bench/multicast_worth.hpp)
   --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable
   --out bf16|fp32     output dtype (default: each suite's, bf16 but for k-grouped fp32)
   --with-c            D = A * B^T + C (k-grouped: accumulate; m-grouped and masked: no C)
@@ -72,6 +74,10 @@ timing
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
+  --energy-s X        --suite mcast: seconds of back-to-back calls per config for NVML's energy
+                      counter (default 2; 0: no energy loop)
+  --ncu-pass          --suite mcast or --shape: each config (and cuBLAS) once, after a marker
+                      kernel, inside an NVTX range, for scripts/multicast_counters.sh; no timing
   --seed N            input seed (default: fresh; TILECAST_TEST_SEED also works)
   --device N          CUDA device (default 0)
 
@@ -133,6 +139,11 @@ Options parse_options(int argc, char** argv) {
       o.peak_tflops = to_double(a, next());
     } else if (a == "--peak-tbps") {
       o.peak_tb_per_s = to_double(a, next());
+    } else if (a == "--energy-s") {
+      const std::string v = next();
+      o.energy_s = v == "0" ? 0.0 : to_double(a, v);
+    } else if (a == "--ncu-pass") {
+      o.ncu_pass = true;
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(to_int(a, next(), 0, INT64_MAX));
       o.seed_given = true;

@@ -24,6 +24,8 @@ struct Options {
   size_t flush_bytes = size_t{256} << 20;
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;
+  double energy_s = 2.0;  // --suite mcast: seconds of the sustained loop per config (0: none)
+  bool ncu_pass = false;  // --ncu-pass: each config once for Nsight Compute (multicast_worth.hpp)
   double peak_tflops = 0, peak_tb_per_s = 0;  // 0: DeviceFacts
   uint64_t seed = 0;
   bool seed_given = false;

@@ -286,6 +286,11 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
     out.push_back(dense(name, 8192, 8192, 8192));
     add_normal_list(out, name, 4096);
     for (BenchProblem& p : out) p.layout = layout;
+  } else if (name == "mcast") {
+    // What multicast is worth (multicast_worth.hpp, which pins each one's tile and says why):
+    // compute-bound, small tiles for the problem, a partial last wave.
+    for (const auto& s : {std::array<int64_t, 3>{8192, 8192, 8192}, {4096, 7168, 2048}, {4096, 2112, 7168}})
+      out.push_back(dense(name, s[0], s[1], s[2]));
   } else if (name == "default") {
     for (const char* s : {"dense", "m4096", "m128", "odd", "host"})
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
@@ -294,7 +299,7 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, kgrouped, "
-                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, nn, tn, tt, default, all)");
+                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, nn, tn, tt, mcast, default, all)");
   }
   return out;
 }

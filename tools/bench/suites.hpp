@@ -51,7 +51,8 @@ struct BenchProblem {
 
 // Suites by name: dense, m4096, m128, mgrouped, masked, kgrouped, deepseek-v3, square, odd, host,
 // fp32c (8192^3 and the m = 4096 list with FP32 output and C), bias (the same with BF16 output and
-// a bias), nn, tn, tt (8192^3 and the m = 4096 list in those layouts); "default" is
+// a bias), nn, tn, tt (8192^3 and the m = 4096 list in those layouts), mcast (three dense shapes
+// that --suite mcast runs in its own mode, multicast_worth.hpp; not part of "all"); "default" is
 // dense,m4096,m128,odd,host and "all" is every suite. Throws
 // std::invalid_argument for unknown names.
 std::vector<BenchProblem> make_suite(const std::string& name);
