@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""scripts/multicast_report.py on a fake bench JSON, --ncu-pass JSON and ncu CSV.
+
+    python3 tests/cpu/bench/test_multicast_report.py scripts/multicast_report.py
+
+The fake run has one problem and five calls, profiled in another order than the bench lists them
+(the join must go by profile_index), one call of two kernels (a companion launch), a number with
+digit-grouping commas, and one row whose model is 25% off its counter. The plot test skips without
+matplotlib.
+"""
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "scripts", "multicast_report.py")
+spec = importlib.util.spec_from_file_location("multicast_report", SCRIPT)
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+PROBLEM = "4096x2112x7168"
+GB = 1e9
+READ = "lts__t_sectors_srcunit_tex_op_read.sum"
+DELIVERED = "l1tex__m_xbar2l1tex_read_bytes.sum"
+BUSY = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+TIME = "gpu__time_duration.sum"
+
+
+def bench_row(label, model_gb=None, median_us=100.0, mj=70.0, is_cublas=False, profile_index=-1):
+    return {
+        "problem": PROBLEM, "label": label, "is_cublas": is_cublas, "config": label, "status": "ok",
+        "profile_index": profile_index,
+        "flushed": {"timed": True, "median_us": median_us, "tflops": 1240.0 / median_us, "sm_clock_mhz": 1755},
+        "sustained": {"valid": True, "us_per_gemm": median_us * 0.95, "mean_sm_mhz": 1620.0, "avg_w": 690.0,
+                      "mj_per_gemm": mj},
+        "model": ({"ok": True, "l2_to_sm_bytes": int(model_gb * GB), "l2_to_sm_bytes_unicast": int(3.0 * GB)}
+                  if model_gb else {"ok": False}),
+    }
+
+
+# (label, model GB, counted GB, kernels); profiled in this order, listed by the bench in another.
+CALLS = [
+    ("2x1", 2.0, 2.0, 1),
+    ("cuBLAS", None, 1.8, 1),
+    ("1x1", 3.0, 2.4, 1),        # model 25% above the counter: flagged
+    ("2x1 mc off", 3.0, 2.9, 1),
+    ("4x1+comp", 1.5, 1.5, 2),   # main and companion kernels, summed
+]
+BENCH_ORDER = ["cuBLAS", "1x1", "2x1", "2x1 mc off", "4x1+comp"]
+
+
+def write_fixture(folder):
+    index = {label: i for i, (label, *_rest) in enumerate(CALLS)}
+    model = {label: m for label, m, _c, _k in CALLS}
+    rows = [bench_row(l, model[l], median_us=120.0 if l == "1x1" else 100.0, mj=80.0 if l == "cuBLAS" else 70.0,
+                      is_cublas=l == "cuBLAS") for l in BENCH_ORDER]
+    bench = {"mode": "mcast", "machine": {"gpu_name": "NVIDIA H200", "sm_count": 132, "power_limit_w": 700},
+             "options": {"iters": 50, "l2_flush_bytes": 256 << 20, "energy_s": 2.0}, "rows": rows}
+    profile = {"mode": "mcast-ncu-pass", "rows": [dict(r, profile_index=index[r["label"]]) for r in rows]}
+    paths = {k: os.path.join(folder, k) for k in ("bench.json", "profile.json", "counters.csv")}
+    with open(paths["bench.json"], "w") as f:
+        json.dump(bench, f)
+    with open(paths["profile.json"], "w") as f:
+        json.dump(profile, f)
+    header = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+              "Grid Size", "Device", "CC", TIME, READ, DELIVERED, BUSY]
+    units = ["", "", "", "", "", "", "", "", "", "", "", "nsecond", "sector", "byte", "%"]
+    lines, kid = [header, units], 0
+
+    def kernel(name, time_ns, sectors, delivered, busy):
+        nonlocal kid
+        lines.append([str(kid), "1", "tilecast-bench", "h", name, "1", "13", "(384, 1, 1)", "(132, 1, 1)", "0",
+                      "9.0", f"{time_ns:,.0f}", f"{sectors:.0f}", f"{delivered:.0f}", f"{busy}"])
+        kid += 1
+
+    for label, _m, counted, kernels in CALLS:
+        kernel("poison_kernel(void *, long, bool)", 2000, 10, 4096, 0)
+        name = "sm90_xmma_gemm_bf16" if label == "cuBLAS" else "gemm_sm90_kernel<Cfg>"
+        if kernels == 1:
+            kernel(name, 100000, counted * GB / 32, 3.0 * GB, 80)
+        else:  # the main launch reads 3/4, the companion 1/4; busy 80% and 40%, weighted by time 3:1
+            kernel(name, 90000, 0.75 * counted * GB / 32, 2.25 * GB, 80)
+            kernel(name, 30000, 0.25 * counted * GB / 32, 0.75 * GB, 40)
+    with open(paths["counters.csv"], "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(lines)
+    return paths
+
+
+class MulticastReport(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.paths = write_fixture(self.dir.name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def rows(self):
+        calls = report.group_calls(report.read_counters(self.paths["counters.csv"]))
+        return calls, report.join(report.load(self.paths["bench.json"]), report.load(self.paths["profile.json"]), calls)
+
+    def test_markers_cut_the_kernels_into_calls(self):
+        calls, _ = self.rows()
+        self.assertEqual([len(c) for c in calls], [k for *_x, k in CALLS])
+        # The digit-grouped time parsed as a number.
+        self.assertEqual(calls[0][0]["metrics"][TIME], 100000.0)
+
+    def test_join_goes_by_profile_index_not_by_order(self):
+        _, rows = self.rows()
+        by = {r["label"]: r for r in rows}
+        for label, _m, counted, _k in CALLS:
+            self.assertAlmostEqual(report.counted_bytes(by[label]) / GB, counted, places=6, msg=label)
+
+    def test_a_calls_kernels_sum_and_rates_weigh_by_time(self):
+        _, rows = self.rows()
+        comp = next(r for r in rows if r["label"] == "4x1+comp")["counters"]
+        self.assertEqual(comp["kernels"], 2)
+        self.assertAlmostEqual(comp[DELIVERED] / GB, 3.0)
+        self.assertAlmostEqual(comp[TIME], 120000.0)
+        self.assertAlmostEqual(comp[BUSY], (80 * 90000 + 40 * 30000) / 120000)
+
+    def test_table_gives_model_over_counted_and_flags_more_than_ten_percent(self):
+        _, rows = self.rows()
+        table = report.main_table(rows)
+        line = {l.split(" | ")[1]: l for l in table.splitlines()[2:]}
+        self.assertIn("| 1.250 (off > 10%) |", line["1x1"])
+        self.assertIn("| 1.000 |", line["2x1"])
+        self.assertNotIn("off", line["2x1"])
+        # Energy against cuBLAS: 80 / 70 mJ.
+        self.assertIn("| 1.143 |", line["2x1"])
+        # cuBLAS has no model: dashes, but its counter is there.
+        self.assertIn("| - | 1.800 | - |", line["cuBLAS"])
+
+    def test_ratio_table_shows_which_counter_sees_multicast(self):
+        _, rows = self.rows()
+        text = report.ratio_tables(rows)
+        self.assertIn("2x1 / 2x1 mc off", text)
+        model_line = next(l for l in text.splitlines() if l.startswith("| **model"))
+        # model: 2.0 / 3.0 for multicast on/off, 2.0 / 3.0 against 1x1
+        self.assertIn("| 0.667 | 0.667 |", model_line)
+        read_line = next(l for l in text.splitlines() if l.startswith(f"| {READ}"))
+        self.assertIn(f"| {2.0 / 2.9:.3f} | {2.0 / 2.4:.3f} |", read_line)
+
+    def test_command_line_writes_the_page(self):
+        md = os.path.join(self.dir.name, "table.md")
+        r = subprocess.run([sys.executable, SCRIPT, "--bench", self.paths["bench.json"], "--profile",
+                            self.paths["profile.json"], "--csv", self.paths["counters.csv"], "--md", md],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(md) as f:
+            page = f.read()
+        self.assertIn("NVIDIA H200", page)
+        self.assertEqual(sum(1 for l in page.splitlines() if l.startswith(f"| {PROBLEM} |")), len(CALLS))
+
+    def test_without_counters_the_table_still_comes(self):
+        r = subprocess.run([sys.executable, SCRIPT, "--bench", self.paths["bench.json"]], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("| 4x1+comp |", r.stdout)
+
+    def test_plot(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("no matplotlib")
+        _, rows = self.rows()
+        png = os.path.join(self.dir.name, "plot.png")
+        self.assertTrue(report.plot(rows, png))
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(png), 10000)
+
+
+if __name__ == "__main__":
+    unittest.main()
