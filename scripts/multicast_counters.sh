@@ -13,7 +13,7 @@
 # scripts/multicast_report.py joins these with the timed run's JSON. Knobs: TC_NCU (ncu binary),
 # TC_COUNTERS_ARGS (more bench arguments, e.g. --shape 4096,576,7168 for a problem of its own).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${1:?usage: scripts/multicast_counters.sh OUTDIR [BENCH]}
 bench=${2:-build/tools/bench/tilecast-bench}
 ncu=${TC_NCU:-ncu}
@@ -70,17 +70,21 @@ if ! "$ncu" --query-metrics >"$tmp/query.txt" 2>&1; then
   "$ncu" --query-metrics --chip gh100 >"$tmp/query.txt" 2>&1 || true
 fi
 # The first word of each line that looks like a metric name (unit__counter).
-sed -nE 's/^[[:space:]]*([a-z0-9]+__[a-z0-9_]+).*/\1/p' "$tmp/query.txt" | sort -u >"$tmp/names.txt"
+sed -nE 's/^[[:space:]]*([a-z0-9]+__[A-Za-z0-9_]+).*/\1/p' "$tmp/query.txt" | sort -u >"$tmp/names.txt"
 {
   echo "# ncu --query-metrics: $(wc -l <"$tmp/names.txt") metrics; those naming lts__t_, xbar, tma, multicast, dshared:"
   grep -E 'lts__t_(sectors|requests|bytes)|xbar2l1tex|l1tex2xbar|tma|multicast|dshared|pipe_tensor' "$tmp/names.txt"
 } >"$out/metrics.txt"
 
-metrics=()
-for m in "${candidates[@]}"; do
-  base=${m%%.*}
-  if grep -qx "$base" "$tmp/names.txt"; then metrics+=("$m"); else echo "# not on this GPU: $m" >>"$out/metrics.txt"; fi
-done
+# Those of a list that this GPU has (all of them when ncu could not list its metrics).
+on_this_gpu() {
+  local m
+  for m in "$@"; do
+    if [ ! -s "$tmp/names.txt" ] || grep -qx "${m%%.*}" "$tmp/names.txt"; then echo "$m"
+    else echo "# not on this GPU: $m" >>"$out/metrics.txt"; fi
+  done
+}
+mapfile -t metrics < <(on_this_gpu "${candidates[@]}")
 found=0
 while read -r base; do
   [ "$found" -ge "$max_found" ] && break
@@ -88,8 +92,6 @@ while read -r base; do
   metrics+=("$base.sum")
   found=$((found + 1))
 done < <(grep -E '^(l1tex__m_|lts__t_).*(tma_ld|multicast)' "$tmp/names.txt")
-# Without the list (an ncu that cannot query), the candidates as they are.
-[ -s "$tmp/names.txt" ] || metrics=("${candidates[@]}")
 list=$(IFS=,; echo "${metrics[*]}")
 echo "# collected (${#metrics[@]}): $list" >>"$out/metrics.txt"
 echo "counters: ${#metrics[@]} metrics ($(( $(date +%s) - t0 )) s to list them)"
@@ -104,10 +106,16 @@ profile() {  # $1: metric list
 }
 profile "$list"
 rc=$?
-if [ $rc -ne 0 ] || [ ! -s "$tmp/counters.ncu-rep" ]; then
-  echo "counters: ncu failed (exit $rc) with the full list; retrying with the core metrics"
+# ncu passes on the bench's exit code (1 when a check failed): only a missing report means that
+# the list itself was refused.
+if [ ! -s "$tmp/counters.ncu-rep" ]; then
+  echo "counters: no report from ncu (exit $rc) with the full list; retrying with the core metrics"
   tail -20 "$tmp/ncu.log"
-  core=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors.sum,l1tex__m_xbar2l1tex_read_bytes.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  mapfile -t core_metrics < <(on_this_gpu gpu__time_duration.sum lts__t_sectors_srcunit_tex_op_read.sum \
+    lts__t_requests_srcunit_tex_op_read.sum lts__t_sectors.sum l1tex__m_xbar2l1tex_read_bytes.sum \
+    l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum \
+    sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)
+  core=$(IFS=,; echo "${core_metrics[*]}")
   echo "# retried with: $core" >>"$out/metrics.txt"
   profile "$core"
   rc=$?

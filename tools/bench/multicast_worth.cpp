@@ -285,6 +285,9 @@ class Runner {
     for (const McastRow& r : rows) std::fputs(text_row(r, cublas).c_str(), stdout);
     std::fflush(stdout);
     for (McastRow& r : rows) rows_.push_back(std::move(r));
+    // The files after every problem, so that a run stopped by a time limit keeps what it measured.
+    if (!o_.json_path.empty()) write_json(o_.json_path);
+    if (!o_.markdown_path.empty()) write_markdown(o_.markdown_path);
   }
 
   void machine_json(JsonWriter& j) const {
