@@ -64,11 +64,24 @@ TEST(McastSuite, EveryConfigOfAProblemRunsTheSameTileAndRing) {
       EXPECT_EQ(pl.main.kernel.cluster.m, c.config.cluster_m) << c.label;
       EXPECT_EQ(pl.main.kernel.cluster.n, c.config.cluster_n) << c.label;
       EXPECT_EQ(pl.k_splits, 1u);
+      // The row's config text (JSON, markdown) reruns the row: tilecast-bench --config TEXT.
+      EXPECT_EQ(parse_config(format_config(c.config)), c.config) << format_config(c.config);
     }
     for (const char* want : {"1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "2x1 mc off", "1x2 mc off", "2x2 mc off",
                              "2x2+comp", "4x1+comp", "1x4+comp"})
       EXPECT_TRUE(labels.count(want)) << p.label() << " lacks " << want;
   }
+}
+
+TEST(McastSuite, ConfigTextNamesTileClusterAndMulticast) {
+  const std::vector<McastConfig> configs = mcast_configs(problem_of(8192, 8192, 8192), kH200);
+  const std::string off = format_config(find(configs, "2x1 mc off")->config);
+  EXPECT_NE(off.find("block_m=128,block_n=256"), std::string::npos) << off;
+  EXPECT_NE(off.find("cluster=2x1"), std::string::npos) << off;
+  EXPECT_NE(off.find("multicast_a=0"), std::string::npos) << off;
+  EXPECT_NE(off.find("multicast_b=0"), std::string::npos) << off;
+  EXPECT_NE(format_config(find(configs, "4x1+comp")->config).find("companion=1"), std::string::npos);
+  EXPECT_NE(format_config(find(configs, "4x1")->config).find("companion=0"), std::string::npos);
 }
 
 TEST(McastSuite, ModelBytesFollowTheClosedFormOn8192Cubed) {
