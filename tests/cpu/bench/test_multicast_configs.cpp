@@ -7,6 +7,7 @@
 #include <set>
 
 #include "energy.hpp"
+#include "gpu/gemm/gemm_cases.hpp"
 #include "multicast_configs.hpp"
 #include "problem_desc.hpp"
 #include "suites.hpp"
@@ -71,6 +72,23 @@ TEST(McastSuite, EveryConfigOfAProblemRunsTheSameTileAndRing) {
                              "2x2+comp", "4x1+comp", "1x4+comp"})
       EXPECT_TRUE(labels.count(want)) << p.label() << " lacks " << want;
   }
+}
+
+TEST(McastSuite, TheGpuTestsRunEveryKernelConfigTheSuiteTimes) {
+  // tests/gpu/gemm's GemmMulticastWorth cases hold each (tile, stages, cluster, multicast,
+  // companion) of the suite, on a small ragged problem; a new config here needs a case there.
+  const std::vector<test::GemmCase> cases = test::multicast_worth_cases();
+  auto same_kernel_config = [](const GemmConfig& a, const GemmConfig& b) {
+    return a.block_m == b.block_m && a.block_n == b.block_n && a.stages == b.stages && a.cluster_m == b.cluster_m &&
+           a.cluster_n == b.cluster_n && (a.multicast_a == 0) == (b.multicast_a == 0) &&
+           (a.multicast_b == 0) == (b.multicast_b == 0) && (a.companion == 1) == (b.companion == 1);
+  };
+  for (const BenchProblem& p : make_suite("mcast"))
+    for (const McastConfig& c : mcast_configs(p, kH200)) {
+      bool found = false;
+      for (const test::GemmCase& g : cases) found = found || same_kernel_config(g.config, c.config);
+      EXPECT_TRUE(found) << p.label() << " " << c.label << ": " << format_config(c.config);
+    }
 }
 
 TEST(McastSuite, ConfigTextNamesTileClusterAndMulticast) {

@@ -90,6 +90,31 @@ std::vector<GemmCase> companion_cases() {
   return out;
 }
 
+std::vector<GemmCase> multicast_worth_cases() {
+  // 1160 rows are 10 tiles of 128 (the last 8 rows; a partial cluster of 4 along M), 1320
+  // columns 6 tiles of 256 or 11 of 128 (partial tiles, partial clusters along N), K = 520 is
+  // 8 k-steps and 8 columns.
+  const GemmCase shape{"mcast", 1160, 1320, 520};
+  struct Tile {
+    uint32_t block_n, stages;
+  };
+  std::vector<GemmCase> out;
+  for (const Tile t : {Tile{256, 4}, Tile{128, 6}}) {
+    auto add = [&](ClusterShape cs, bool unicast, int companion) {
+      GemmCase c = with_tiles(shape, cs);
+      c.config.block_n = t.block_n;
+      c.config.stages = t.stages;
+      c.config.companion = companion;
+      if (unicast) c.config.multicast_a = c.config.multicast_b = 0;
+      out.push_back(c);
+    };
+    for (const ClusterShape& cs : kClusterShapes) add(cs, false, 0);
+    for (const ClusterShape cs : {ClusterShape{2, 1}, ClusterShape{1, 2}, ClusterShape{2, 2}}) add(cs, true, 0);
+    for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}, ClusterShape{1, 4}}) add(cs, false, 1);
+  }
+  return out;
+}
+
 std::vector<GemmCase> small_cases() {
   std::vector<GemmCase> out;
   uint32_t i = 0;

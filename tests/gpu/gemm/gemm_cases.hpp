@@ -26,6 +26,11 @@ std::vector<GemmCase> epilogue_cases();
 // FP32 x with / without C; 64-row and 64..256-column tiles; C in place, NaN C with beta 0, alpha /
 // beta / bias; multicast off; the companion; the planner's choices.
 std::vector<GemmCase> layout_cases();
+// The kernels `tilecast-bench --suite mcast` times (tools/bench/multicast_configs.hpp): 128x256
+// tiles with 4 stages and 128x128 with 6, each in every cluster shape, with multicast off for
+// 2x1, 1x2 and 2x2 and with the companion for the clusters of 4, on a problem with partial tiles,
+// partial clusters along both dimensions and a partial last k-step.
+std::vector<GemmCase> multicast_worth_cases();
 // The CUDA-graph tests' problems (test_gemm_graphs.cpp): the planner's choice, a multicast pair
 // and a cluster of 4 with its companion, with and without C; then the shape captured with other
 // buffers than it was prepared with, and the one captured unprepared.

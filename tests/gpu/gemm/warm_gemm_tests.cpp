@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
                               : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),
-                                test::layout_cases(),
+                                test::layout_cases(), test::multicast_worth_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()},
                                 test::split_k_cases(), test::split_k_graph_cases()};
   for (const auto& list : lists)
