@@ -8,7 +8,8 @@
            GEMM and the traffic model's L2 -> SM bytes of each row.
 --profile  tilecast-bench --suite mcast --ncu-pass --json: which profiled call each row was.
 --csv      ncu --csv --page raw of that pass: one line per kernel, each call opened by a
-           poison_kernel marker (scripts/multicast_counters.sh).
+           copy_convert_kernel marker and each problem's last call closed by one more
+           (scripts/multicast_counters.sh).
 
 Writes a markdown page (stdout without --md): the main table (time, clock, J/GEMM, W, modelled
 against counted L2 -> SM bytes and their ratio, tensor-pipe busy), then, per problem, each
@@ -23,7 +24,7 @@ import math
 import sys
 
 SECTOR_BYTES = 32
-MARKER_KERNEL = "poison_kernel"
+MARKER_KERNEL = "copy_convert_kernel"
 # Where the model and a counter differ by more than this, the issue asks for the model to be fixed.
 MODEL_TOLERANCE = 0.10
 
@@ -73,16 +74,35 @@ def read_counters(path):
     return kernels
 
 
-def group_calls(kernels):
-    """The kernels of each call: everything after one marker up to the next."""
-    calls, current = [], None
+def segments(kernels):
+    """The kernels after each marker, up to the next (those before the first are no call's)."""
+    out, current = [], None
     for k in kernels:
         if MARKER_KERNEL in k["name"]:
             current = []
-            calls.append(current)
+            out.append(current)
         elif current is not None:
             current.append(k)
-    return calls
+    return out
+
+
+def profiled_rows(profile):
+    return sorted((r for r in profile.get("rows", []) if r.get("profile_index", -1) >= 0),
+                  key=lambda r: r["profile_index"])
+
+
+def calls_by_index(profile, segs):
+    """profile_index -> that call's kernels. A problem's calls are followed by a closing marker,
+    whose segment (empty under the NVTX filter, else the next problem's setup) is no call's."""
+    out, s, previous = {}, 0, None
+    for r in profiled_rows(profile):
+        if previous is not None and r["problem"] != previous:
+            s += 1
+        if s < len(segs):
+            out[r["profile_index"]] = segs[s]
+        s += 1
+        previous = r["problem"]
+    return out
 
 
 def call_metrics(kernels):
@@ -105,14 +125,14 @@ def load(path):
         return json.load(f)
 
 
-def join(bench, profile=None, calls=None):
+def join(bench, profile=None, segs=None):
     """The bench's rows, each with its call's counters ('counters': None when it was not profiled)."""
     by_key = {}
-    if profile and calls is not None:
-        for r in profile.get("rows", []):
-            i = r.get("profile_index", -1)
-            if 0 <= i < len(calls):
-                by_key[(r["problem"], r["label"])] = call_metrics(calls[i])
+    if profile and segs is not None:
+        calls = calls_by_index(profile, segs)
+        for r in profiled_rows(profile):
+            if r["profile_index"] in calls:
+                by_key[(r["problem"], r["label"])] = call_metrics(calls[r["profile_index"]])
     rows = []
     for r in bench.get("rows", []):
         row = dict(r)
@@ -296,13 +316,15 @@ def main(argv=None):
     a = ap.parse_args(argv)
     bench = load(a.bench)
     profile = load(a.profile) if a.profile else None
-    calls = group_calls(read_counters(a.csv)) if a.csv else None
-    if profile is not None and calls is not None:
-        want = sum(1 for r in profile.get("rows", []) if r.get("profile_index", -1) >= 0)
-        if want != len(calls):
-            print(f"multicast_report: {len(calls)} marked calls in {a.csv}, {want} profiled rows in {a.profile}: "
-                  "rows past the shorter list have no counters", file=sys.stderr)
-    rows = join(bench, profile, calls)
+    segs = segments(read_counters(a.csv)) if a.csv else None
+    if profile is not None and segs is not None:
+        rows = profiled_rows(profile)
+        want = len(rows) + len({r["problem"] for r in rows})
+        if want != len(segs):
+            print(f"multicast_report: {len(segs)} markers in {a.csv}, {want} expected from {a.profile} (a call "
+                  "each and a closing one per problem): rows past the shorter list have no counters",
+                  file=sys.stderr)
+    rows = join(bench, profile, segs)
     text = markdown(rows, bench)
     if a.md:
         with open(a.md, "w") as f:

@@ -31,7 +31,7 @@
 namespace tilecast::bench {
 namespace {
 
-// Elements the marker kernel poisons: the smallest launch, one block.
+// Elements the marker kernel copies: the smallest launch, one block.
 constexpr int64_t kMarkerElems = 256;
 
 // One measured row: cuBLAS or one tilecast config of one problem.
@@ -264,18 +264,24 @@ class Runner {
     flush_rows(rows);
   }
 
-  // Each call once, after a marker kernel, inside kProfileRange: what ncu profiles.
+  // Each call once, after a marker kernel, and one more marker after the last, inside
+  // kProfileRange: what ncu profiles. The closing marker lets the report cut the kernels into
+  // calls even when ncu profiles more than the range (scripts/multicast_counters.sh's fallback).
   void profile_pass(const std::vector<Enqueue>& calls, const std::vector<size_t>& call_rows, std::vector<McastRow>& rows) {
-    test::DeviceBuffer marker(kMarkerElems * sizeof(float));
+    const test::DeviceMatrix from = test::make_matrix(DType::kFP32, 1, kMarkerElems);
+    const test::DeviceMatrix to = test::make_matrix(DType::kFP32, 1, kMarkerElems);
+    auto marker = [&] { test::copy_convert(from.view, to.view, stream_); };
     TC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     nvtxRangePushA(kProfileRange);
     for (size_t j = 0; j < calls.size(); ++j) {
-      test::poison(marker.get(), kMarkerElems, DType::kFP32, stream_);
+      marker();
       calls[j](stream_);
       // One call's kernels at a time: ncu serializes them anyway, and a failure names its call.
       TC_CUDA_CHECK(cudaStreamSynchronize(stream_));
       rows[call_rows[j]].profile_index = profiled_++;
     }
+    marker();
+    TC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     nvtxRangePop();
     TC_CUDA_CHECK(cudaGetLastError());
   }
@@ -432,7 +438,7 @@ int run_multicast_worth(const Options& o, const std::vector<BenchProblem>& probl
     if (p.kind != Kind::kDense)
       throw std::invalid_argument("--suite mcast and --ncu-pass take dense problems only, got " + p.label());
   std::printf("mcast: %s\n", o.ncu_pass ? "one call per config inside the NVTX range tilecast_mcast_profile, "
-                                          "each after a poison_kernel marker (for ncu)"
+                                          "each after a copy_convert_kernel marker, one more after the last (for ncu)"
                                         : "flushed median, then a sustained loop per config for clocks and energy");
   Runner r(o, info);
   return r.run(problems);

@@ -6,10 +6,11 @@
 //     joules per GEMM from NVML's energy counter and average watts, under the power cap;
 //   - the traffic model's L2 -> SM bytes for the plan that ran (src/plan/traffic.cpp, through
 //     the planner's cost), which scripts/multicast_report.py sets beside Nsight Compute's counts.
-// `--ncu-pass` runs each config once instead (no timing, no energy), for ncu to count: inside an
-// NVTX range named kProfileRange, each call after a marker kernel (test::poison on a tiny
-// buffer), so that the report can cut the profiled kernels into calls: row i of the JSON with
-// `profile_index` i is the i-th call.
+// `--ncu-pass` runs each config once instead (no timing, no energy), for ncu to count: per
+// problem, inside an NVTX range named kProfileRange, each call after a marker kernel
+// (test::copy_convert on a tiny buffer, which a dense run without C launches nowhere else) and
+// one more marker after the last call, so that the report can cut the profiled kernels into
+// calls: the JSON row with `profile_index` i is the i-th call.
 #pragma once
 
 #include <vector>
@@ -23,8 +24,8 @@ namespace tilecast::bench {
 
 // ncu --nvtx --nvtx-include "<kProfileRange>/" selects what the pass profiles.
 inline constexpr const char* kProfileRange = "tilecast_mcast_profile";
-// The marker kernel before each profiled call (tests/common/src/fill.cu).
-inline constexpr const char* kMarkerKernel = "poison_kernel";
+// The marker kernel before each profiled call and after a problem's last (tests/common/src/fill.cu).
+inline constexpr const char* kMarkerKernel = "copy_convert_kernel";
 
 // Runs the suite (or, with --ncu-pass, the profiling pass) on the GPU; writes --json and
 // --results-md. Returns the exit code as run_on_gpu does.

@@ -3,10 +3,12 @@
 
     python3 tests/cpu/bench/test_multicast_report.py scripts/multicast_report.py
 
-The fake run has one problem and five calls, profiled in another order than the bench lists them
-(the join must go by profile_index), one call of two kernels (a companion launch), a number with
-digit-grouping commas, and one row whose model is 25% off its counter. The plot test skips without
-matplotlib.
+The fake run has two problems: the first with five calls profiled in another order than the bench
+lists them (the join must go by profile_index), one call of two kernels (a companion launch), a
+number with digit-grouping commas and one row whose model is 25% off its counter; the second with
+two calls. Between the problems, and before the first, lie kernels of no call (what ncu profiles
+without its NVTX filter: the check runs, cuBLAS's reference), which the closing markers fence off.
+The plot test skips without matplotlib.
 """
 import csv
 import importlib.util
@@ -24,6 +26,8 @@ report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(report)
 
 PROBLEM = "4096x2112x7168"
+SECOND = "8192x8192x8192"
+MARKER = "copy_convert_kernel(const void *, bool, Walk, void *, bool, Walk, long)"
 GB = 1e9
 READ = "lts__t_sectors_srcunit_tex_op_read.sum"
 DELIVERED = "l1tex__m_xbar2l1tex_read_bytes.sum"
@@ -31,9 +35,9 @@ BUSY = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
 TIME = "gpu__time_duration.sum"
 
 
-def bench_row(label, model_gb=None, median_us=100.0, mj=70.0, is_cublas=False, profile_index=-1):
+def bench_row(label, model_gb=None, median_us=100.0, mj=70.0, is_cublas=False, profile_index=-1, problem=PROBLEM):
     return {
-        "problem": PROBLEM, "label": label, "is_cublas": is_cublas, "config": label, "status": "ok",
+        "problem": problem, "label": label, "is_cublas": is_cublas, "config": label, "status": "ok",
         "profile_index": profile_index,
         "flushed": {"timed": True, "median_us": median_us, "tflops": 1240.0 / median_us, "sm_clock_mhz": 1755},
         "sustained": {"valid": True, "us_per_gemm": median_us * 0.95, "mean_sm_mhz": 1620.0, "avg_w": 690.0,
@@ -54,14 +58,22 @@ CALLS = [
 BENCH_ORDER = ["cuBLAS", "1x1", "2x1", "2x1 mc off", "4x1+comp"]
 
 
+# The second problem: cuBLAS and 1x1, profiled in that order after the first's five.
+SECOND_CALLS = [("cuBLAS", None, 9.0, 1), ("1x1", 12.9, 12.0, 1)]
+
+
 def write_fixture(folder):
     index = {label: i for i, (label, *_rest) in enumerate(CALLS)}
     model = {label: m for label, m, _c, _k in CALLS}
     rows = [bench_row(l, model[l], median_us=120.0 if l == "1x1" else 100.0, mj=80.0 if l == "cuBLAS" else 70.0,
                       is_cublas=l == "cuBLAS") for l in BENCH_ORDER]
+    for i, (label, m, _c, _k) in enumerate(SECOND_CALLS):
+        rows.append(dict(bench_row(label, m, is_cublas=label == "cuBLAS", problem=SECOND), profile_index=0))
+    second_index = {label: len(CALLS) + i for i, (label, *_rest) in enumerate(SECOND_CALLS)}
     bench = {"mode": "mcast", "machine": {"gpu_name": "NVIDIA H200", "sm_count": 132, "power_limit_w": 700},
              "options": {"iters": 50, "l2_flush_bytes": 256 << 20, "energy_s": 2.0}, "rows": rows}
-    profile = {"mode": "mcast-ncu-pass", "rows": [dict(r, profile_index=index[r["label"]]) for r in rows]}
+    profile = {"mode": "mcast-ncu-pass", "rows": [
+        dict(r, profile_index=(index if r["problem"] == PROBLEM else second_index)[r["label"]]) for r in rows]}
     paths = {k: os.path.join(folder, k) for k in ("bench.json", "profile.json", "counters.csv")}
     with open(paths["bench.json"], "w") as f:
         json.dump(bench, f)
@@ -78,14 +90,21 @@ def write_fixture(folder):
                       "9.0", f"{time_ns:,.0f}", f"{sectors:.0f}", f"{delivered:.0f}", f"{busy}"])
         kid += 1
 
-    for label, _m, counted, kernels in CALLS:
-        kernel("poison_kernel(void *, long, bool)", 2000, 10, 4096, 0)
-        name = "sm90_xmma_gemm_bf16" if label == "cuBLAS" else "gemm_sm90_kernel<Cfg>"
-        if kernels == 1:
-            kernel(name, 100000, counted * GB / 32, 3.0 * GB, 80)
-        else:  # the main launch reads 3/4, the companion 1/4; busy 80% and 40%, weighted by time 3:1
-            kernel(name, 90000, 0.75 * counted * GB / 32, 2.25 * GB, 80)
-            kernel(name, 30000, 0.25 * counted * GB / 32, 0.75 * GB, 40)
+    def junk():  # a check run and cuBLAS's FP32 reference: no call's
+        kernel("sm90_xmma_gemm_f32", 50000, 7e9 / 32, 1e9, 50)
+        kernel("gemm_sm90_kernel<Cfg>", 50000, 7e9 / 32, 1e9, 50)
+
+    for calls in (CALLS, SECOND_CALLS):
+        junk()
+        for label, _m, counted, kernels in calls:
+            kernel(MARKER, 2000, 10, 4096, 0)
+            name = "sm90_xmma_gemm_bf16" if label == "cuBLAS" else "gemm_sm90_kernel<Cfg>"
+            if kernels == 1:
+                kernel(name, 100000, counted * GB / 32, 3.0 * GB, 80)
+            else:  # the main launch reads 3/4, the companion 1/4; busy 80% and 40%, weighted by time 3:1
+                kernel(name, 90000, 0.75 * counted * GB / 32, 2.25 * GB, 80)
+                kernel(name, 30000, 0.25 * counted * GB / 32, 0.75 * GB, 40)
+        kernel(MARKER, 2000, 10, 4096, 0)  # closes the problem
     with open(paths["counters.csv"], "w", newline="") as f:
         csv.writer(f, quoting=csv.QUOTE_ALL).writerows(lines)
     return paths
@@ -100,20 +119,23 @@ class MulticastReport(unittest.TestCase):
         self.dir.cleanup()
 
     def rows(self):
-        calls = report.group_calls(report.read_counters(self.paths["counters.csv"]))
-        return calls, report.join(report.load(self.paths["bench.json"]), report.load(self.paths["profile.json"]), calls)
+        segs = report.segments(report.read_counters(self.paths["counters.csv"]))
+        return segs, report.join(report.load(self.paths["bench.json"]), report.load(self.paths["profile.json"]), segs)
 
     def test_markers_cut_the_kernels_into_calls(self):
-        calls, _ = self.rows()
-        self.assertEqual([len(c) for c in calls], [k for *_x, k in CALLS])
+        segs, _ = self.rows()
+        # Each problem's calls, then its closing marker's segment (the next problem's setup, or the end).
+        self.assertEqual([len(c) for c in segs], [k for *_x, k in CALLS] + [2] + [k for *_x, k in SECOND_CALLS] + [0])
         # The digit-grouped time parsed as a number.
-        self.assertEqual(calls[0][0]["metrics"][TIME], 100000.0)
+        self.assertEqual(segs[0][0]["metrics"][TIME], 100000.0)
 
     def test_join_goes_by_profile_index_not_by_order(self):
         _, rows = self.rows()
-        by = {r["label"]: r for r in rows}
-        for label, _m, counted, _k in CALLS:
-            self.assertAlmostEqual(report.counted_bytes(by[label]) / GB, counted, places=6, msg=label)
+        by = {(r["problem"], r["label"]): r for r in rows}
+        for problem, calls in ((PROBLEM, CALLS), (SECOND, SECOND_CALLS)):
+            for label, _m, counted, _k in calls:
+                self.assertAlmostEqual(report.counted_bytes(by[(problem, label)]) / GB, counted, places=6,
+                                       msg=f"{problem} {label}")
 
     def test_a_calls_kernels_sum_and_rates_weigh_by_time(self):
         _, rows = self.rows()
@@ -126,7 +148,7 @@ class MulticastReport(unittest.TestCase):
     def test_table_gives_model_over_counted_and_flags_more_than_ten_percent(self):
         _, rows = self.rows()
         table = report.main_table(rows)
-        line = {l.split(" | ")[1]: l for l in table.splitlines()[2:]}
+        line = {l.split(" | ")[1]: l for l in table.splitlines()[2:] if l.startswith(f"| {PROBLEM} |")}
         self.assertIn("| 1.250 (off > 10%) |", line["1x1"])
         self.assertIn("| 1.000 |", line["2x1"])
         self.assertNotIn("off", line["2x1"])
@@ -155,6 +177,8 @@ class MulticastReport(unittest.TestCase):
             page = f.read()
         self.assertIn("NVIDIA H200", page)
         self.assertEqual(sum(1 for l in page.splitlines() if l.startswith(f"| {PROBLEM} |")), len(CALLS))
+        self.assertEqual(sum(1 for l in page.splitlines() if l.startswith(f"| {SECOND} |")), len(SECOND_CALLS))
+        self.assertNotIn("markers in", r.stderr)  # the counts agree
 
     def test_without_counters_the_table_still_comes(self):
         r = subprocess.run([sys.executable, SCRIPT, "--bench", self.paths["bench.json"]], capture_output=True,
