@@ -115,7 +115,11 @@ export_csv() {
     { echo "counters: import failed"; cat "$tmp/import.log"; }
 }
 # Data lines of the CSV: the header and the units line are not kernels.
-kernels() { [ -f "$out/counters.csv" ] && echo $(($(grep -c . "$out/counters.csv") - 2)) || echo 0; }
+kernels() {
+  local n=0
+  [ -f "$out/counters.csv" ] && n=$(($(grep -c . "$out/counters.csv") - 2))
+  echo $((n > 0 ? n : 0))
+}
 
 profile "$list" "${nvtx_filter[@]}"
 rc=$?
