@@ -143,16 +143,16 @@ fi
 if wanted report; then
   step "report"
   if [ -f "$OUT/mcast.json" ]; then
-    args=(--bench "$OUT/mcast.json" --png "$OUT/multicast.png" --md "$tmp/table.md")
+    args=(--bench "$OUT/mcast.json" --png "$OUT/multicast.png" --md "$tmp/table.md" --summary)
     [ -f "$OUT/profile.json" ] && [ -f "$OUT/counters.csv" ] && args+=(--profile "$OUT/profile.json" --csv "$OUT/counters.csv")
-    if timeout 60 python3 scripts/multicast_report.py "${args[@]}" 2>&1 | tee -a "$log"; then
-      cat "$tmp/table.md" >>"$log"
-    fi
+    timeout 60 python3 scripts/multicast_report.py "${args[@]}" >"$tmp/summary.md" 2>&1
+    say "report: exit $?"
+    [ -f "$tmp/table.md" ] && cat "$tmp/table.md" >>"$log"
   else
     say "report: no mcast.json"
   fi
 fi
 step "done; files: $(cd "$OUT" && ls | tr '\n' ' ')"
-# The table last, where the run's output tail shows it.
-[ -f "$tmp/table.md" ] && cat "$tmp/table.md"
+# The main table last, where the run's output tail shows it (the whole page is in log.txt).
+[ -f "$tmp/summary.md" ] && cat "$tmp/summary.md"
 exit 0

@@ -2,7 +2,7 @@
 """The multicast table and plot (issue #14) from what scripts/multicast_device.sh brings back.
 
     scripts/multicast_report.py --bench mcast.json [--profile profile.json --csv counters.csv]
-                                [--md table.md] [--png plot.png]
+                                [--md table.md] [--png plot.png] [--summary]
 
 --bench    tilecast-bench --suite mcast --json: flushed time, sustained time, clock, W, mJ per
            GEMM and the traffic model's L2 -> SM bytes of each row.
@@ -313,6 +313,8 @@ def main(argv=None):
     ap.add_argument("--csv", help="ncu --csv --page raw of the --ncu-pass run")
     ap.add_argument("--md", help="markdown output (default: stdout)")
     ap.add_argument("--png", help="plot output (needs matplotlib)")
+    ap.add_argument("--summary", action="store_true",
+                    help="also print the main table alone to stdout (what a run's output tail should end with)")
     a = ap.parse_args(argv)
     bench = load(a.bench)
     profile = load(a.profile) if a.profile else None
@@ -333,6 +335,8 @@ def main(argv=None):
         sys.stdout.write(text)
     if a.png and not plot(rows, a.png):
         print("multicast_report: no matplotlib, no plot", file=sys.stderr)
+    if a.summary:
+        sys.stdout.write(main_table(rows) + "\n")
     return 0
 
 
