@@ -39,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(ClusterOf4, GemmCompanion, ::testing::ValuesIn(companio
 // companion), so that its energy and counter rows come from kernels known to be right.
 using GemmMulticastWorth = GemmTest;
 TEST_P(GemmMulticastWorth, MatchesCublas) { EXPECT_TRUE(run_gemm_case(GetParam(), stream_)); }
-INSTANTIATE_TEST_SUITE_P(McastSuite, GemmMulticastWorth, ::testing::ValuesIn(multicast_worth_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(McastConfigs, GemmMulticastWorth, ::testing::ValuesIn(multicast_worth_cases()), case_name);
 
 // NN, TN, TT (and NT) against cuBLASLt taking the same layouts through its op flags, A's and B's
 // row padding NaN.
