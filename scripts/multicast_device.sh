@@ -15,6 +15,8 @@
 #             sections (MemoryWorkloadAnalysis_Tables, SpeedOfLight, WarpStateStats, ...) for
 #             "why does cuBLAS request 40% fewer L2 sectors" (l2_576.ncu-rep, l2_576.txt)
 #   report    scripts/multicast_report.py: multicast.png, and the table printed last
+#   tests     (only when named in TC_MCAST_STEPS) GemmMulticastWorth.*, the GPU tests of the same
+#             kernel configs; needs GoogleTest carried in .deps and NCCL
 # $OUT gets at most 8 files: log.txt, mcast.json, mcast.md, profile.json, counters.csv,
 # l2_576.ncu-rep, l2_576.txt, multicast.png. Knobs: TC_MCAST_BUDGET_S (540), TC_MCAST_STEPS
 # ("build bench counters sections report"), TC_MCAST_ENERGY_S (2: seconds of each energy loop),
@@ -150,6 +152,21 @@ if wanted report; then
     [ -f "$tmp/table.md" ] && cat "$tmp/table.md" >>"$log"
   else
     say "report: no mcast.json"
+  fi
+fi
+if wanted tests; then
+  # Optional (not in the default steps): the GPU tests of the same kernel configs. Needs
+  # GoogleTest (carry .deps after `mkdir -p .deps && cp -r /usr/src/googletest .deps/` here)
+  # and NCCL (the tests cover comm).
+  step "tests (GemmMulticastWorth: the suite's configs on a ragged problem)"
+  if cmake -S . -B "$build_dir" -DTILECAST_BUILD_TESTS=ON -DTILECAST_BUILD_COMM=ON >>"$tmp/build.log" 2>&1 &&
+     timeout "$(limit 240 0)" cmake --build "$build_dir" -j "$(nproc)" --target test_gemm_correctness \
+       >>"$tmp/build.log" 2>&1; then
+    bounded tests "$(limit 120 0)" "$build_dir/tests/gpu/gemm/test_gemm_correctness" \
+      --gtest_filter='McastConfigs/GemmMulticastWorth.*'
+  else
+    say "tests: build FAILED (GoogleTest carried in .deps? NCCL found?)"
+    tail -20 "$tmp/build.log" | tee -a "$log"
   fi
 fi
 step "done; files: $(cd "$OUT" && ls | tr '\n' ' ')"
