@@ -78,7 +78,10 @@ step "machine"
 
 if wanted build; then
   step "build"
-  if cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILECAST_BUILD_TESTS=OFF \
+  # env.sh's generator choice: Ninja where installed (a folder keeps the one it was made with).
+  generator=()
+  [ -f "$build_dir/CMakeCache.txt" ] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+  if cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTILECAST_BUILD_TESTS=OFF \
        -DTILECAST_BUILD_COMM=OFF >"$tmp/build.log" 2>&1 &&
      timeout "$(limit 330 $((reserve_counters + reserve_sections + reserve_report + 60)))" \
        cmake --build "$build_dir" -j "$(nproc)" --target tilecast-bench >>"$tmp/build.log" 2>&1; then
