@@ -24,11 +24,13 @@ namespace {
 struct PinnedTile {
   int64_t m, n, k;
   uint32_t block_m, block_n;
+  const char* why;  // the reason above in a line, for the results page
 };
 constexpr PinnedTile kPinnedTiles[] = {
-    {8192, 8192, 8192, 128, 256},
-    {4096, 7168, 2048, 128, 128},
-    {4096, 2112, 7168, 128, 256},
+    {8192, 8192, 8192, 128, 256, "compute-bound: 2048 tiles, 15.5 waves"},
+    {4096, 7168, 2048, 128, 128, "small tiles for the problem: 1792 tiles, 13.6 waves, the most L2 -> SM bytes per FLOP"},
+    {4096, 2112, 7168, 128, 256,
+     "a partial last wave: 288 tiles, 2.18 waves (3); clusters of 4 on 120 SMs also 3 waves, but 1x4 4"},
 };
 
 constexpr unsigned kClusterShapesMN[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}, {1, 4}};
@@ -53,10 +55,12 @@ bool plannable(const BenchProblem& p, const GemmConfig& c, const plan::DeviceFac
 
 }  // namespace
 
-bool mcast_tile_pinned(const BenchProblem& p) {
+bool mcast_tile_pinned(const BenchProblem& p) { return !mcast_tile_reason(p).empty(); }
+
+std::string mcast_tile_reason(const BenchProblem& p) {
   for (const PinnedTile& t : kPinnedTiles)
-    if (p.m == t.m && p.n == t.n && p.k == t.k) return true;
-  return false;
+    if (p.m == t.m && p.n == t.n && p.k == t.k) return t.why;
+  return {};
 }
 
 GemmConfig mcast_tile(const BenchProblem& p, const plan::DeviceFacts& facts) {

@@ -24,8 +24,10 @@ struct McastConfig {
 // Split-K off.
 GemmConfig mcast_tile(const BenchProblem& p, const plan::DeviceFacts& facts);
 
-// Whether mcast_tile's table has the problem (every problem of the mcast suite must be there).
+// Whether mcast_tile's table has the problem (every problem of the mcast suite must be there),
+// and why the shape and its tile were chosen, in a line ("" when not pinned).
 bool mcast_tile_pinned(const BenchProblem& p);
+std::string mcast_tile_reason(const BenchProblem& p);
 
 // The configs of a problem, all with mcast_tile's block, the stages the planner gives it at 1x1,
 // and no split-K: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4 where the planner can make the plan (clusters of 4

@@ -326,7 +326,7 @@ class Runner {
       j.begin_object();
       j.field("problem", r.problem.label()).field("m", static_cast<int64_t>(r.problem.m));
       j.field("n", static_cast<int64_t>(r.problem.n)).field("k", static_cast<int64_t>(r.problem.k));
-      j.field("flops", r.problem.flops());
+      j.field("flops", r.problem.flops()).field("why", mcast_tile_reason(r.problem));
       j.field("label", r.label).field("is_cublas", r.is_cublas).field("config", r.config);
       j.field("status", r.status).field("detail", r.detail);
       j.field("verified", r.verified).field("verify_pass", r.verify_pass).field("rel_fro_error", r.rel_fro_error);
@@ -393,6 +393,13 @@ class Runner {
     s << "| model | the planner's L2 -> SM operand bytes for the plan that ran (multicast counted once; unicast: "
          "every CTA loads its own); with the companion, main's clusters only |\n";
     if (!info_.note.empty()) s << "| note | " << info_.note << " |\n";
+    std::string last;
+    for (const McastRow& r : rows_)
+      if (r.problem.label() != last) {
+        last = r.problem.label();
+        const std::string why = mcast_tile_reason(r.problem);
+        if (!why.empty()) s << "| " << last << " | " << why << " |\n";
+      }
     s << "\n| problem | config | plan | SMs | flushed us | TFLOPS | MHz | sustained us | MHz | W | mJ/GEMM | "
          "x cuBLAS time | x cuBLAS J | model L2->SM GB | unicast GB | check |\n";
     s << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n";
