@@ -16,17 +16,17 @@ namespace tilecast::bench {
 
 struct EnergyResult {
   bool valid = false;
-  std::string why_not;          // when !valid
-  int64_t gemms = 0;            // back-to-back calls inside the window
-  double window_s = 0;          // host time between the two counter reads
-  double gpu_us_per_gemm = 0;   // CUDA events around the measured calls, / gemms
-  double joules = 0;            // counter difference over the window
+  std::string why_not;         // when !valid
+  int64_t gemms = 0;           // back-to-back calls inside the window
+  double window_s = 0;         // host time between the two counter reads
+  double gpu_us_per_gemm = 0;  // CUDA events around the measured calls, / gemms
+  double joules = 0;           // counter difference over the window
   double mj_per_gemm = 0;
-  double avg_w = 0;             // joules / window_s
+  double avg_w = 0;  // joules / window_s
   // Sampled every kSamplePeriodMs inside the window.
   int samples = 0;
   double mean_sm_mhz = 0, min_sm_mhz = 0, max_sm_mhz = 0;
-  double mean_power_w = 0;      // NVML's power reading (a moving average the driver keeps)
+  double mean_power_w = 0;  // NVML's power reading (a moving average the driver keeps)
   // How often the energy counter moved while it was sampled: the resolution of the two end reads.
   int counter_updates = 0;
   double counter_period_ms = 0;
@@ -54,9 +54,9 @@ class EnergyMeter {
 };
 
 struct EnergyLoop {
-  double warm_s = 0.5;     // back-to-back calls first, unmeasured, so the clocks settle at the cap
-  double seconds = 2.0;    // the measured window (>= 2 s: many counter updates, the cap binding)
-  double est_us = 0;       // one call's expected time (the flushed median), which sizes both loops
+  double warm_s = 0.5;          // back-to-back calls first, unmeasured, so the clocks settle at the cap
+  double seconds = 2.0;         // the measured window (>= 2 s: many counter updates, the cap binding)
+  double est_us = 0;            // one call's expected time (the flushed median), which sizes both loops
   int64_t max_gemms = 2000000;  // a bound on enqueued calls, whatever est_us says
 };
 

@@ -28,7 +28,8 @@ struct PinnedTile {
 };
 constexpr PinnedTile kPinnedTiles[] = {
     {8192, 8192, 8192, 128, 256, "compute-bound: 2048 tiles, 15.5 waves"},
-    {4096, 7168, 2048, 128, 128, "small tiles for the problem: 1792 tiles, 13.6 waves, the most L2 -> SM bytes per FLOP"},
+    {4096, 7168, 2048, 128, 128,
+     "small tiles for the problem: 1792 tiles, 13.6 waves, the most L2 -> SM bytes per FLOP"},
     {4096, 2112, 7168, 128, 256,
      "a partial last wave: 288 tiles, 2.18 waves (3); clusters of 4 on 120 SMs also 3 waves, but 1x4 4"},
 };

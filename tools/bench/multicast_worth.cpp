@@ -34,65 +34,12 @@ namespace {
 // Elements the marker kernel copies: the smallest launch, one block.
 constexpr int64_t kMarkerElems = 256;
 
-// One measured row: cuBLAS or one tilecast config of one problem.
-struct McastRow {
-  BenchProblem problem;
-  std::string label;    // "cuBLAS" or McastConfig::label
-  std::string config;   // the GemmConfig text, or cuBLAS's algorithm
-  bool is_cublas = false;
-  std::string status = "unavailable", detail;  // "ok", "error", "unavailable"
-  bool verified = false, verify_pass = false;
-  double rel_fro_error = 0;
-  TimingStats t;
-  bool timed = false;
-  EnergyResult energy;
-  TrafficModel model;
-  int profile_index = -1;  // position in the --ncu-pass order
-};
-
-double tflops_of(const McastRow& r) {
-  return r.timed && r.t.median_us > 0 ? r.problem.flops() / (r.t.median_us * 1e-6) / 1e12 : 0;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string text_row(const McastRow& r, const McastRow* cublas) {
-  char buf[400];
-  const EnergyResult& e = r.energy;
-  const double x_time = cublas && cublas->timed && r.timed ? cublas->t.median_us / r.t.median_us : 0;
-  const double x_energy =
-      cublas && cublas->energy.valid && e.valid && e.mj_per_gemm > 0 ? cublas->energy.mj_per_gemm / e.mj_per_gemm : 0;
-  std::snprintf(buf, sizeof buf, "%-16s %-14s %9s %7s %6s | %9s %6s %6s %8s | %8s %8s | %6s %6s %s\n",
-                r.problem.label().c_str(), r.label.c_str(), r.timed ? fmt("%.1f", r.t.median_us).c_str() : "-",
-                r.timed ? fmt("%.1f", tflops_of(r)).c_str() : "-",
-                r.timed && r.t.during.valid ? std::to_string(r.t.during.sm_mhz).c_str() : "-",
-                e.valid ? fmt("%.1f", e.gpu_us_per_gemm).c_str() : "-", e.valid ? fmt("%.0f", e.mean_sm_mhz).c_str() : "-",
-                e.valid ? fmt("%.0f", e.avg_w).c_str() : "-", e.valid ? fmt("%.2f", e.mj_per_gemm).c_str() : "-",
-                r.model.ok ? fmt("%.3f", r.model.l2_to_sm_bytes / 1e9).c_str() : "-",
-                r.model.ok ? fmt("%.3f", r.model.l2_to_sm_bytes_unicast / 1e9).c_str() : "-",
-                x_time > 0 ? fmt("%.3f", x_time).c_str() : "-", x_energy > 0 ? fmt("%.3f", x_energy).c_str() : "-",
-                r.is_cublas ? "" : (r.verified ? (r.verify_pass ? "PASS" : "FAIL") : "-"));
-  std::string s = buf;
-  if (r.status != "ok") s += "    " + r.status + ": " + r.detail + "\n";
-  if (!r.energy.valid && !r.energy.why_not.empty()) s += "    energy: " + r.energy.why_not + "\n";
-  return s;
-}
-
-std::string text_header() {
-  char buf[400];
-  std::snprintf(buf, sizeof buf, "%-16s %-14s %9s %7s %6s | %9s %6s %6s %8s | %8s %8s | %6s %6s %s\n", "problem", "config",
-                "us flush", "TFLOPS", "MHz", "us sust.", "MHz", "W", "mJ/GEMM", "model GB", "unicast", "x time",
-                "x J", "check");
-  return buf;
-}
-
 class Runner {
  public:
-  Runner(const Options& o, RunInfo& info) : o_(o), info_(info), facts_(mcast_facts(info.machine.has_gpu ? info.machine.sm_count : 0, info.machine.gpu_name)) {}
+  Runner(const Options& o, RunInfo& info)
+      : o_(o),
+        info_(info),
+        facts_(mcast_facts(info.machine.has_gpu ? info.machine.sm_count : 0, info.machine.gpu_name)) {}
 
   int run(const std::vector<BenchProblem>& problems) {
     TC_CUDA_CHECK(cudaSetDevice(o_.device));
@@ -172,8 +119,8 @@ class Runner {
     base.problem = p;
     std::unique_ptr<Workload> w;
     std::unique_ptr<CublasBaseline> cublas;
-    std::vector<Enqueue> calls;        // cuBLAS first, then the configs that ran
-    std::vector<size_t> call_rows;     // the row of each call
+    std::vector<Enqueue> calls;     // cuBLAS first, then the configs that ran
+    std::vector<size_t> call_rows;  // the row of each call
     try {
       w = make_workload(p, seed, stream_);
       cublas = std::make_unique<CublasBaseline>(lt, p, *w);
@@ -215,7 +162,8 @@ class Runner {
         if (have_reference) {
           const test::WriteCheck written =
               test::check_written(w->d_tilecast, w->d_tilecast.view, w->rows_per_batch, stream_);
-          const test::CompareResult cmp = test::compare(w->d_tilecast.view, w->d_check.view, stream_, w->rows_per_batch);
+          const test::CompareResult cmp =
+              test::compare(w->d_tilecast.view, w->d_check.view, stream_, w->rows_per_batch);
           r.verified = true;
           r.verify_pass = written.ok() && test::passes(cmp, test::default_tolerance(p.out, DType::kFP32));
           r.rel_fro_error = cmp.rel_fro_error;
@@ -267,7 +215,8 @@ class Runner {
   // Each call once, after a marker kernel, and one more marker after the last, inside
   // kProfileRange: what ncu profiles. The closing marker lets the report cut the kernels into
   // calls even when ncu profiles more than the range (scripts/multicast_counters.sh's fallback).
-  void profile_pass(const std::vector<Enqueue>& calls, const std::vector<size_t>& call_rows, std::vector<McastRow>& rows) {
+  void profile_pass(const std::vector<Enqueue>& calls, const std::vector<size_t>& call_rows,
+                    std::vector<McastRow>& rows) {
     const test::DeviceMatrix from = test::make_matrix(DType::kFP32, 1, kMarkerElems);
     const test::DeviceMatrix to = test::make_matrix(DType::kFP32, 1, kMarkerElems);
     auto marker = [&] { test::copy_convert(from.view, to.view, stream_); };
@@ -296,139 +245,11 @@ class Runner {
     if (!o_.markdown_path.empty()) write_markdown(o_.markdown_path);
   }
 
-  void machine_json(JsonWriter& j) const {
-    const MachineInfo& m = info_.machine;
-    j.key("machine").begin_object();
-    j.field("gpu_name", m.gpu_name).field("pci_bus_id", m.pci_bus_id).field("sm_count", m.sm_count);
-    j.field("l2_bytes", static_cast<int64_t>(m.l2_bytes));
-    j.field("driver_version", m.driver_version).field("cuda_runtime", m.cuda_runtime);
-    j.field("cublaslt", m.cublaslt_version);
-    j.field("sm_clock_mhz", m.sm_clock_mhz).field("max_sm_clock_mhz", m.max_sm_clock_mhz);
-    j.field("power_limit_w", m.power_limit_w).field("temperature_c", m.temperature_c);
-    j.field("hostname", m.hostname).field("date_utc", m.date_utc);
-    j.field("command_line", m.command_line).field("git_commit_at_configure", m.git_commit);
-    j.end_object();
-  }
-
-  bool write_json(const std::string& path) const {
-    JsonWriter j;
-    j.begin_object();
-    j.field("tool", "tilecast-bench").field("mode", o_.ncu_pass ? "mcast-ncu-pass" : "mcast").field("schema", 1);
-    machine_json(j);
-    j.key("options").begin_object();
-    j.field("warmup", info_.warmup).field("iters", info_.iters);
-    j.field("l2_flush_bytes", static_cast<int64_t>(info_.flush_bytes)).field("energy_s", o_.energy_s);
-    j.field("ncu_pass", o_.ncu_pass).field("profile_range", kProfileRange).field("marker_kernel", kMarkerKernel);
-    j.end_object();
-    if (!info_.note.empty()) j.field("note", info_.note);
-    j.key("rows").begin_array();
-    for (const McastRow& r : rows_) {
-      j.begin_object();
-      j.field("problem", r.problem.label()).field("m", static_cast<int64_t>(r.problem.m));
-      j.field("n", static_cast<int64_t>(r.problem.n)).field("k", static_cast<int64_t>(r.problem.k));
-      j.field("flops", r.problem.flops()).field("why", mcast_tile_reason(r.problem));
-      j.field("label", r.label).field("is_cublas", r.is_cublas).field("config", r.config);
-      j.field("status", r.status).field("detail", r.detail);
-      j.field("verified", r.verified).field("verify_pass", r.verify_pass).field("rel_fro_error", r.rel_fro_error);
-      j.field("profile_index", r.profile_index);
-      j.key("flushed").begin_object();
-      j.field("timed", r.timed);
-      if (r.timed) {
-        j.field("iters", r.t.iters).field("median_us", r.t.median_us).field("p10_us", r.t.p10_us);
-        j.field("p90_us", r.t.p90_us).field("tflops", tflops_of(r));
-        j.field("sm_clock_mhz", r.t.during.valid ? static_cast<int64_t>(r.t.during.sm_mhz) : 0);
-        j.field("power_w", r.t.during.power_w);
-      }
-      j.end_object();
-      const EnergyResult& e = r.energy;
-      j.key("sustained").begin_object();
-      j.field("valid", e.valid);
-      if (!e.why_not.empty()) j.field("why_not", e.why_not);
-      if (e.gemms > 0) {
-        j.field("gemms", e.gemms).field("window_s", e.window_s).field("us_per_gemm", e.gpu_us_per_gemm);
-        j.field("joules", e.joules).field("mj_per_gemm", e.mj_per_gemm).field("avg_w", e.avg_w);
-        j.field("mean_sm_mhz", e.mean_sm_mhz).field("min_sm_mhz", e.min_sm_mhz).field("max_sm_mhz", e.max_sm_mhz);
-        j.field("mean_power_w", e.mean_power_w).field("samples", e.samples);
-        j.field("counter_updates", e.counter_updates).field("counter_period_ms", e.counter_period_ms);
-      }
-      j.end_object();
-      j.key("model").begin_object();
-      j.field("ok", r.model.ok);
-      if (r.model.ok) {
-        j.field("l2_to_sm_bytes", static_cast<int64_t>(r.model.l2_to_sm_bytes));
-        j.field("l2_to_sm_bytes_unicast", static_cast<int64_t>(r.model.l2_to_sm_bytes_unicast));
-        j.field("sms", static_cast<int64_t>(r.model.sms)).field("companion", r.model.companion);
-        j.field("plan", r.model.plan);
-      } else if (!r.is_cublas) {
-        j.field("why_not", r.model.why_not);
-      }
-      j.end_object();
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-    std::ofstream f(path);
-    f << j.str() << "\n";
-    if (!f) std::fprintf(stderr, "tilecast-bench: cannot write %s\n", path.c_str());
-    return static_cast<bool>(f);
-  }
-
+  bool write_json(const std::string& path) const { return write_text(path, mcast_json(rows_, info_, mcast_options())); }
   bool write_markdown(const std::string& path) const {
-    const MachineInfo& m = info_.machine;
-    std::ostringstream s;
-    s << "# tilecast-bench --suite mcast: what multicast is worth\n\n";
-    s << "| | |\n|---|---|\n";
-    s << "| GPU | " << m.gpu_name << ", " << m.sm_count << " SMs, L2 " << (m.l2_bytes >> 20) << " MiB, power limit "
-      << m.power_limit_w << " W |\n";
-    s << "| driver | " << m.driver_version << ", runtime " << m.cuda_runtime << ", " << m.cublaslt_version << " |\n";
-    s << "| date (UTC) | " << m.date_utc << " |\n";
-    s << "| command | `" << m.command_line << "` |\n";
-    s << "| tilecast commit (at configure) | " << m.git_commit << " |\n";
-    s << "| flushed | median of " << info_.iters << " calls after " << info_.warmup << " warm-up, "
-      << (info_.flush_bytes >> 20) << " MiB written before each, cuBLAS and every config in turn (timing.hpp) |\n";
-    s << "| sustained | " << o_.energy_s
-      << " s of back-to-back calls per config (after 0.5 s unmeasured), no flush: us per GEMM from CUDA events, "
-         "SM clock sampled every 10 ms, joules from NVML's total-energy counter read by host callbacks at the "
-         "window's ends, W = joules / window |\n";
-    s << "| model | the planner's L2 -> SM operand bytes for the plan that ran (multicast counted once; unicast: "
-         "every CTA loads its own); with the companion, main's clusters only |\n";
-    if (!info_.note.empty()) s << "| note | " << info_.note << " |\n";
-    std::string last;
-    for (const McastRow& r : rows_)
-      if (r.problem.label() != last) {
-        last = r.problem.label();
-        const std::string why = mcast_tile_reason(r.problem);
-        if (!why.empty()) s << "| " << last << " | " << why << " |\n";
-      }
-    s << "\n| problem | config | plan | SMs | flushed us | TFLOPS | MHz | sustained us | MHz | W | mJ/GEMM | "
-         "x cuBLAS time | x cuBLAS J | model L2->SM GB | unicast GB | check |\n";
-    s << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n";
-    const McastRow* cublas = nullptr;
-    for (const McastRow& r : rows_) {
-      if (r.is_cublas) cublas = &r;
-      const EnergyResult& e = r.energy;
-      const bool same = cublas && cublas->problem.label() == r.problem.label();
-      const double xt = same && cublas->timed && r.timed ? cublas->t.median_us / r.t.median_us : 0;
-      const double xe = same && cublas->energy.valid && e.valid ? cublas->energy.mj_per_gemm / e.mj_per_gemm : 0;
-      std::string plan = r.is_cublas ? r.config : r.model.plan;
-      for (char& c : plan)
-        if (c == '|') c = '/';
-      s << "| " << r.problem.label() << " | " << r.label << " | " << plan << " | "
-        << (r.model.ok ? std::to_string(r.model.sms) : "-") << " | "
-        << (r.timed ? fmt("%.1f", r.t.median_us) : "-") << " | " << (r.timed ? fmt("%.1f", tflops_of(r)) : "-")
-        << " | " << (r.timed && r.t.during.valid ? std::to_string(r.t.during.sm_mhz) : "-") << " | "
-        << (e.valid ? fmt("%.1f", e.gpu_us_per_gemm) : "-") << " | " << (e.valid ? fmt("%.0f", e.mean_sm_mhz) : "-")
-        << " | " << (e.valid ? fmt("%.0f", e.avg_w) : "-") << " | " << (e.valid ? fmt("%.2f", e.mj_per_gemm) : "-")
-        << " | " << (xt > 0 ? fmt("%.3f", xt) : "-") << " | " << (xe > 0 ? fmt("%.3f", xe) : "-") << " | "
-        << (r.model.ok ? fmt("%.3f", r.model.l2_to_sm_bytes / 1e9) : "-") << " | "
-        << (r.model.ok ? fmt("%.3f", r.model.l2_to_sm_bytes_unicast / 1e9) : "-") << " | "
-        << (r.is_cublas ? "reference" : r.verified ? (r.verify_pass ? "PASS" : "FAIL") : r.status) << " |\n";
-    }
-    std::ofstream f(path);
-    f << s.str();
-    if (!f) std::fprintf(stderr, "tilecast-bench: cannot write %s\n", path.c_str());
-    return static_cast<bool>(f);
+    return write_text(path, mcast_markdown(rows_, info_, mcast_options()));
   }
+  McastRunOptions mcast_options() const { return {o_.ncu_pass, o_.energy_s}; }
 };
 
 }  // namespace

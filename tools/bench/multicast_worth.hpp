@@ -16,16 +16,12 @@
 #include <vector>
 
 #include "multicast_configs.hpp"
+#include "multicast_output.hpp"
 #include "options.hpp"
 #include "report.hpp"
 #include "suites.hpp"
 
 namespace tilecast::bench {
-
-// ncu --nvtx --nvtx-include "<kProfileRange>/" selects what the pass profiles.
-inline constexpr const char* kProfileRange = "tilecast_mcast_profile";
-// The marker kernel before each profiled call and after a problem's last (tests/common/src/fill.cu).
-inline constexpr const char* kMarkerKernel = "copy_convert_kernel";
 
 // Runs the suite (or, with --ncu-pass, the profiling pass) on the GPU; writes --json and
 // --results-md. Returns the exit code as run_on_gpu does.

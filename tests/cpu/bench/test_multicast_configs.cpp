@@ -116,8 +116,8 @@ TEST(McastSuite, ModelBytesFollowTheClosedFormOn8192Cubed) {
     EXPECT_DOUBLE_EQ(static_cast<double>(m.l2_to_sm_bytes_unicast), tiles * k * (128 + 256) * elem) << label;
   };
   expect_bytes("1x1", 1, 1);
-  expect_bytes("2x1", 1, 0.5);   // the two CTAs along M share B
-  expect_bytes("1x2", 0.5, 1);   // along N they share A
+  expect_bytes("2x1", 1, 0.5);  // the two CTAs along M share B
+  expect_bytes("1x2", 0.5, 1);  // along N they share A
   expect_bytes("2x2", 0.5, 0.5);
   expect_bytes("4x1", 1, 0.25);
   expect_bytes("1x4", 0.25, 1);

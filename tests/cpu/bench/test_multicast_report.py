@@ -199,5 +199,41 @@ class MulticastReport(unittest.TestCase):
         self.assertGreater(os.path.getsize(png), 10000)
 
 
+WRITER = os.environ.get("MCAST_SAMPLE_WRITER")
+
+
+class WhatTheBenchWrites(unittest.TestCase):
+    """The bench's own writer (tests/cpu/bench/write_sample_mcast.cpp, made-up timings, the suite's
+    real configs and model) against the script's reader."""
+
+    @unittest.skipUnless(WRITER, "MCAST_SAMPLE_WRITER not set (ctest sets it)")
+    def test_report_reads_every_field_it_shows(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([WRITER, d], check=True, capture_output=True)
+            bench = report.load(os.path.join(d, "mcast.json"))
+            self.assertEqual(bench["mode"], "mcast")
+            lines = report.main_table(report.join(bench)).splitlines()[2:]
+            self.assertEqual(len(lines), len(bench["rows"]))
+            self.assertGreaterEqual(len(lines), 3 * 13)  # three problems, cuBLAS and twelve configs each
+            for r, line in zip(bench["rows"], lines):
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                self.assertEqual(cells[:2], [r["problem"], r["label"]])
+                f, e, m = r["flushed"], r["sustained"], r["model"]
+                self.assertEqual(cells[2], f"{f['median_us']:.1f}" if f["timed"] else "-", line)
+                self.assertEqual(cells[4], f"{f['sm_clock_mhz']:.0f}" if f["timed"] else "-", line)
+                self.assertEqual(cells[5], f"{e['us_per_gemm']:.1f}" if e["valid"] else "-", line)
+                self.assertEqual(cells[7], f"{e['avg_w']:.0f}" if e["valid"] else "-", line)
+                self.assertEqual(cells[8], f"{e['mj_per_gemm']:.2f}" if e["valid"] else "-", line)
+                self.assertEqual(cells[10], f"{m['l2_to_sm_bytes'] / GB:.3f}" if m["ok"] else "-", line)
+                self.assertEqual(m["ok"], not r["is_cublas"], line)
+            # The bench's own page has the same rows.
+            with open(os.path.join(d, "mcast.md")) as md:
+                page = md.read()
+            for problem in {r["problem"] for r in bench["rows"]}:
+                self.assertEqual(sum(1 for l in page.splitlines() if l.startswith(f"| {problem} | ") and "|--" not in l
+                                     and l.count("|") > 10),
+                                 sum(1 for r in bench["rows"] if r["problem"] == problem), problem)
+
+
 if __name__ == "__main__":
     unittest.main()
