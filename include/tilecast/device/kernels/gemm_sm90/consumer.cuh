@@ -45,6 +45,10 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
+    // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
+    // need the whole warp converged, and so does the k-tail handover's barrier (a warp that
+    // reached it lane by lane is one that racecheck could not follow).
+    __syncwarp();
     if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
       // The group's last k-step: its columns past the group's K are the next group's (k_tail.cuh).
       if (kk + 1 == w.num_k_steps) {
@@ -52,9 +56,6 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
         if (tail_cols != 0) hand_over_k_tail<Cfg>(smem, state.stage, tail_cols);
       }
     }
-    // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
-    // need the whole warp converged.
-    __syncwarp();
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll

@@ -56,6 +56,9 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   }
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
   cuda::ptx::barrier_cluster_wait();
+  // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and
+  // wait there for its completion, instead of being launched after it (ptx/instructions.cuh).
+  ptx::griddepcontrol_launch_dependents();
   __syncwarp();  // setmaxnreg and wgmma are .aligned: start every warp converged
 
   if (warpgroup == 0) {
