@@ -29,11 +29,6 @@ constexpr const char* kDiagnostic = "diagnostic";
 
 }  // namespace
 
-bool odd_size_variants_apply(const BenchProblem& p) {
-  return (p.kind == Kind::kDense || p.kind == Kind::kBatched) && p.layout == GemmLayout::kNT &&
-         (p.n % kOddPadElements != 0 || p.k % kOddPadElements != 0);
-}
-
 // One copy of the problem's inputs at extents n x k (>= the problem's), zero beyond them, with
 // rows padded to 16 bytes or tight.
 struct OddSizeBaselines::Operands {

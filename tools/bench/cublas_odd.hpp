@@ -24,12 +24,6 @@ namespace tilecast::bench {
 
 // The heuristic's algorithms a "best of" variant times (issue #14's "top few").
 inline constexpr int kOddBestOfAlgorithms = 8;
-// The extents a careful user rounds n and k up to: 8 BF16 elements, 16 bytes.
-inline constexpr int64_t kOddPadElements = 8;
-
-// Dense or batched, NT (the odd suite's layout), and n or k not a multiple of kOddPadElements.
-bool odd_size_variants_apply(const BenchProblem& p);
-
 class OddSizeBaselines {
  public:
   // Allocates the copies and plans every variant; nothing runs yet.

@@ -30,7 +30,7 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     plans_ = {mm, ref};
     variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };
-    if (odd_size_variants_apply(p)) odd_ = std::make_unique<OddSizeBaselines>(lt, p, w);
+    if (has_odd_extents(p)) odd_ = std::make_unique<OddSizeBaselines>(lt, p, w);
     return;
   }
 
