@@ -13,10 +13,12 @@
 
 namespace tilecast::bench {
 
-// Configs a sweep times per problem unless --sweep-limit says otherwise: the model's top 24 fit
-// the m4096 list (7 problems, about 130 distinct kernels to compile with 16 threads) and its
-// timing into one 10-minute device call.
-inline constexpr size_t kDefaultSweepLimit = 24;
+// Configs a sweep times per problem unless --sweep-limit says otherwise. The m4096 list at 48 is
+// 7 x 49 configs (auto too) over 82 distinct kernels (multicast variants share one): about 25 s
+// of NVRTC with 16 threads at the 4.5 s per kernel measured (bench/results/2026-12-01-h200-
+// python.md), then 7 x 49 x 60 timed runs of 0.1-0.5 ms plus a 256 MiB flush each: a few
+// minutes at most, inside one 10-minute device call.
+inline constexpr size_t kDefaultSweepLimit = 48;
 
 struct SweepConfig {
   GemmConfig config;  // the overrides that make the planner emit `plan`
