@@ -156,7 +156,8 @@ TEST(BenchSweepReport, MarkdownKeepsItsTableAndAddsTheSweepSection) {
   EXPECT_EQ(count(main_table, "| block_m=128,block_n=96"), 0u);  // a forced config is no row of it
   EXPECT_NE(main_table.find("careful cuBLAS baseline"), std::string::npos);
   // The section: one line per swept problem, the target, then every forced config as suite sweep.
-  EXPECT_NE(sweep.find("| m4096 | 4096x576x7168 | 4 | 1 | 1 | 110.0 | 95.0 | +15.8% | "
+  EXPECT_NE(sweep.find("| m4096 | 4096x576x7168 | 4 | 1 | 1 | 110.0 | 100.0 | 95.0 | +15.8% | "
+                       "`block_m=128,block_n=144,cluster=2x1,k_splits=1` | "
                        "`block_m=128,block_n=96,cluster=1x1,k_splits=1` | 2 | 1.053 |"),
             std::string::npos)
       << sweep;
