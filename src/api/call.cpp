@@ -181,8 +181,9 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
     aim_at_workspace(call, stream);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);
+    // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
-                               dim3(kReduceThreads), dim3(1), 0, stream};
+                               dim3(kReduceThreads), dim3(1), 0, stream, true};
     jit::launch_kernel(*g.reduce, rc, call.reduce);
     return;
   }

@@ -60,7 +60,15 @@ void launch(const Kernel& kernel, const LaunchConfig& cfg, void** args) {
   validate_launch(cfg);
   if (cfg.dynamic_smem_bytes > 0) kernel.ensure_dynamic_smem(cfg.dynamic_smem_bytes);
 
-  CUlaunchAttribute attribute = cluster_attribute(cfg.cluster);
+  CUlaunchAttribute attributes[2];
+  unsigned int count = 0;
+  if (has_cluster(cfg.cluster)) attributes[count++] = cluster_attribute(cfg.cluster);
+  if (cfg.after_previous_programmatically) {
+    CUlaunchAttribute& a = attributes[count++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
   CUlaunchConfig c{};
   c.gridDimX = cfg.grid.x;
   c.gridDimY = cfg.grid.y;
@@ -70,8 +78,8 @@ void launch(const Kernel& kernel, const LaunchConfig& cfg, void** args) {
   c.blockDimZ = cfg.block.z;
   c.sharedMemBytes = cfg.dynamic_smem_bytes;
   c.hStream = reinterpret_cast<CUstream>(cfg.stream);
-  c.attrs = has_cluster(cfg.cluster) ? &attribute : nullptr;
-  c.numAttrs = has_cluster(cfg.cluster) ? 1 : 0;
+  c.attrs = count > 0 ? attributes : nullptr;
+  c.numAttrs = count;
 
   const Driver& d = Driver::get();
   const CUresult r = d.cuLaunchKernelEx(&c, kernel.function(), args, nullptr);

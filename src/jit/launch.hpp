@@ -18,6 +18,10 @@ struct LaunchConfig {
   uint32_t dynamic_smem_bytes = 0;
   cudaStream_t stream = nullptr;  // the caller's stream (same handle as a driver CUstream); 0 is
                                   // the legacy default stream, cudaStreamPerThread the per-thread one
+  // Programmatic stream serialization: the kernel may start before the previous one on the stream
+  // has finished, once that one's CTAs have all run griddepcontrol.launch_dependents; the kernel
+  // itself must wait (griddepcontrol.wait) before it reads what the previous one wrote.
+  bool after_previous_programmatically = false;
 };
 
 // The hardware's largest cluster with "non-portable cluster size allowed" (8 is portable).

@@ -1,6 +1,7 @@
 #include "tilecast/plan/grouped_surrogate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tilecast::plan {
 namespace {
@@ -9,6 +10,9 @@ namespace {
 uint32_t share(uint32_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts ? 1 : 0); }
 
 uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// How far a masked GEMM's expert counts spread around the caller's expected M, either way.
+constexpr double kMaskedSpread = 0.3;
 
 }  // namespace
 
@@ -32,8 +36,18 @@ PlanningProblem planning_problem(const GemmDesc& desc) {
       }
       break;
     case GemmType::kMGroupedMasked: {
-      const uint32_t expected = desc.expected_m ? std::min(desc.expected_m, p.m) : p.m;
-      data.assign(groups, static_cast<int32_t>(expected));
+      // The expected-M hint is a mean: experts' counts spread around it (routing is uneven), so an
+      // expert's last row block is as often partial as full, and a cluster along M then holds a
+      // block with no rows (a phantom CTA). Counts all equal to the hint, a multiple of 128 as
+      // hints often are, would hide that: 2x1 was planned on 6 experts of ~1024 rows and ran
+      // 7-11% slower than 1x1 (bench/results/2026-12-01-h200-grouped.md). So the surrogate
+      // spreads them evenly over hint x [1 - s, 1 + s), s = kMaskedSpread: the spread of the
+      // masks DeepGEMM tests with (U(0.7, 1.3), also the bench's).
+      const double expected = desc.expected_m ? std::min(desc.expected_m, p.m) : p.m;
+      for (uint32_t g = 0; g < groups; ++g) {
+        const double f = 1.0 - kMaskedSpread + 2.0 * kMaskedSpread * (g + 0.5) / groups;
+        data.push_back(static_cast<int32_t>(std::min<double>(p.m, std::max(0.0, std::round(expected * f)))));
+      }
       break;
     }
     case GemmType::kKGroupedContiguous:

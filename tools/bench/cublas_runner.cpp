@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cublas_grouped.hpp"
+#include "cublas_odd.hpp"
 #include "tilecast_test/compare.hpp"
 #include "tilecast_test/fill.hpp"
 
@@ -29,6 +30,13 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     plans_ = {mm, ref};
     variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };
+    if (has_odd_extents(p)) {
+      try {
+        odd_ = std::make_unique<OddSizeBaselines>(lt, p, w);
+      } catch (const std::exception& e) {  // extra baselines only: the row itself goes on without them
+        std::fprintf(stderr, "odd-size cuBLASLt variants left out: %s\n", e.what());
+      }
+    }
     return;
   }
 
@@ -90,6 +98,26 @@ CublasBaseline::~CublasBaseline() = default;
 void CublasBaseline::run_reference(cudaStream_t stream) {
   reference_(stream);
   if (grouped_) check_grouped_batched(stream);
+  if (odd_) {
+    try {
+      for (BaselineVariant& v : odd_->checked_variants(stream)) variants_.push_back(std::move(v));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "odd-size cuBLASLt variants left out: %s\n", e.what());
+    }
+    odd_.reset();  // the variants own what they run on
+  }
+}
+
+std::vector<BaselineBest> fastest_per_group(const std::vector<BaselineVariant>& variants,
+                                            const std::vector<TimingStats>& times) {
+  std::vector<BaselineBest> best;
+  for (size_t i = 0; i < variants.size() && i < times.size(); ++i) {
+    auto it = std::find_if(best.begin(), best.end(),
+                           [&](const BaselineBest& b) { return b.variant->group == variants[i].group; });
+    if (it == best.end()) best.push_back({&variants[i], times[i]});
+    else if (times[i].median_us < it->t.median_us) *it = {&variants[i], times[i]};
+  }
+  return best;
 }
 
 void CublasBaseline::check_grouped_batched(cudaStream_t stream) {

@@ -22,10 +22,24 @@ namespace tilecast::bench {
 struct BaselineVariant {
   std::string name;  // "cublasLt", "per-expert loop", "strided batched"
   std::string algo;  // cuBLASLt's algorithm ids (first call of a loop)
-  Enqueue run;       // writes the problem's output dtype into w.d_cublas
+  Enqueue run;       // writes the problem's output dtype into w.d_cublas (or its own buffer)
+  // What the variant competes for: "" the cuBLAS column (the fastest of those variants is what
+  // users get); else the extra row of that name (cublas_odd.hpp), whose fastest variant is kept.
+  std::string group;
+  std::string role;  // that extra row's Row::baseline_role
 };
 
+// The fastest variant of each group by median time (times[i] is variants[i]'s), in the order
+// the groups first appear.
+struct BaselineBest {
+  const BaselineVariant* variant = nullptr;
+  TimingStats t;
+};
+std::vector<BaselineBest> fastest_per_group(const std::vector<BaselineVariant>& variants,
+                                            const std::vector<TimingStats>& times);
+
 class CublasGroupedBatched;
+class OddSizeBaselines;
 
 class CublasBaseline {
  public:
@@ -33,7 +47,8 @@ class CublasBaseline {
   ~CublasBaseline();
   const std::vector<BaselineVariant>& variants() const { return variants_; }
   // The same computation with an FP32 output into w.d_check: the verification reference. The first
-  // run also checks the grouped batched variant against it and adds it to variants() if it matched.
+  // run also checks the grouped batched variant and the odd-size ones (cublas_odd.hpp) against it
+  // and adds those that matched to variants().
   void run_reference(cudaStream_t stream);
 
  private:
@@ -41,6 +56,7 @@ class CublasBaseline {
   const BenchProblem& problem_;
   Workload& w_;
   std::shared_ptr<CublasGroupedBatched> grouped_;  // until checked
+  std::unique_ptr<OddSizeBaselines> odd_;           // until checked
   std::vector<std::shared_ptr<test::LtMatmul>> plans_;
   std::vector<std::shared_ptr<test::LtGroupedMatmul>> loops_;
   std::vector<std::shared_ptr<test::LtKGroupedMatmul>> k_loops_;

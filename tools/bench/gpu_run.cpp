@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 #include "gemm_config.hpp"
 #include "multicast_worth.hpp"
 #include "plan_report.hpp"
+#include "sweep_run.hpp"
 #include "tilecast_runner.hpp"
 #include "tilecast_test/compare.hpp"
 #include "tilecast_test/cuda_check.hpp"
@@ -44,6 +46,8 @@ struct Runner {
   std::vector<Row> rows;
   bool any_fail = false;
   std::string fatal;  // non-empty: the context is gone
+  const std::vector<ProblemSweep>* sweeps = nullptr;  // --sweep: one per problem
+  SweepProgress* progress = nullptr;
 
   void emit(Row&& r) {
     std::fputs(table_row(r).c_str(), stdout);
@@ -58,6 +62,9 @@ struct Runner {
     base.roofline = roofline_of(p, info.peaks);
     base.seed = o.seed_given ? o.seed + index : test::fresh_seed();
     base.config = describe(o.config);
+    base.problem_index = index;
+    const Sweep* sweep = sweeps && (*sweeps)[index].skipped.empty() ? &(*sweeps)[index].sweep : nullptr;
+    if (sweep && !sweep->configs.empty()) base.predicted_us = sweep->configs.front().plan.cost.total_us;
 
     std::unique_ptr<Workload> w;
     std::unique_ptr<CublasBaseline> cublas;
@@ -82,10 +89,16 @@ struct Runner {
 
     // Each config once on a poisoned output, checked against the FP32 reference.
     const std::vector<GemmConfig> configs =
-        o.cluster_compare ? cluster_compare_configs(o.config)
-        : o.split_compare ? split_compare_configs(o.config)
-                          : std::vector<GemmConfig>{o.config};
+        sweep               ? sweep_timed_configs(o.config, *sweep)
+        : o.cluster_compare ? cluster_compare_configs(o.config)
+        : o.split_compare   ? split_compare_configs(o.config)
+                            : std::vector<GemmConfig>{o.config};
     std::vector<Row> rows;
+    struct ExtraBaseline {
+      std::string variant, algo, role;
+      Measurement m;
+    };
+    std::vector<ExtraBaseline> extra;
     std::vector<Enqueue> timed;      // the cuBLAS variants first, then the configs that ran
     std::vector<Row*> timed_rows;    // the row of each timed config
     if (have_reference)
@@ -95,6 +108,14 @@ struct Runner {
     for (const GemmConfig& cfg : configs) {
       Row& r = rows.emplace_back(base);
       r.config = describe(cfg);
+      if (sweep && rows.size() > 1) {  // configs[0] is the heuristic's own call
+        const SweepConfig& sc = sweep->configs[rows.size() - 2];
+        r.sweep = true;
+        r.heuristic_pick = sc.heuristic_pick;
+        r.sweep_rank = rows.size() - 1;
+        r.predicted_us = sc.plan.cost.total_us;
+        if (progress) progress->tick();
+      }
       const TilecastCall call = make_tilecast_call(p, *w, cfg);
       if (!call.run) {
         r.tilecast_status = "unavailable";
@@ -130,16 +151,20 @@ struct Runner {
         // The host suite times the enqueue of a call instead of the GPU's work (suites.hpp).
         const std::vector<TimingStats> t = p.host_time ? time_host_enqueue(timed, stream, kHostRounds, kHostCalls)
                                                        : time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe);
-        for (size_t j = 0; j < num_baselines; ++j) {
-          const BaselineVariant& v = cublas->variants()[j];
-          if (!base.cublas.ran || t[j].median_us < base.cublas.t.median_us) {
-            base.cublas.t = t[j];
-            base.cublas.ran = true;
-            base.cublas_variant = v.name;
-            base.cublas_algo = v.algo;
+        // Without a reference no baseline was timed: t holds the configs' times only.
+        const std::vector<TimingStats> baseline_times(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(num_baselines));
+        for (const BaselineBest& b : fastest_per_group(cublas->variants(), baseline_times)) {
+          Measurement m;
+          m.t = b.t;
+          finish(m, p, base.roofline);
+          if (!b.variant->group.empty()) {  // an extra row beside the first config's (cublas_odd.hpp)
+            extra.push_back({b.variant->group + ": " + b.variant->name, b.variant->algo, b.variant->role, m});
+            continue;
           }
+          base.cublas = m;
+          base.cublas_variant = b.variant->name;
+          base.cublas_algo = b.variant->algo;
         }
-        if (base.cublas.ran) finish(base.cublas, p, base.roofline);
         for (size_t j = 0; j < timed_rows.size(); ++j) {
           timed_rows[j]->tilecast.t = t[num_baselines + j];
           finish(timed_rows[j]->tilecast, p, timed_rows[j]->roofline);
@@ -158,8 +183,19 @@ struct Runner {
       r.cublas_variant = base.cublas_variant;
       r.cublas_algo = base.cublas_algo;
       if (r.cublas_error.empty()) r.cublas_error = base.cublas_error;
-      emit(std::move(r));
     }
+    // Each extra baseline against the first config (the heuristic's call unless compared).
+    for (const ExtraBaseline& e : extra) {
+      if (rows.empty()) break;
+      Row r = rows.front();
+      r.sweep = r.heuristic_pick = false;
+      r.cublas = e.m;
+      r.cublas_variant = e.variant;
+      r.cublas_algo = e.algo;
+      r.baseline_role = e.role;
+      rows.push_back(std::move(r));
+    }
+    for (Row& r : rows) emit(std::move(r));
   }
 };
 
@@ -176,6 +212,17 @@ int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunI
     const L2Flusher flusher(o.flush_bytes);
     const ClockProbe probe(info.machine);
     Runner run{o, info, stream, lt, flusher, probe, {}, false, {}};
+    // --sweep: every problem's configs planned and their kernels compiled before anything is timed.
+    std::vector<ProblemSweep> sweeps;
+    std::optional<SweepProgress> progress;
+    if (o.sweep) {
+      sweeps = plan_sweeps(problems, o.config, o.sweep_limit, plan::DeviceFacts::h200_model());
+      warm_sweep_kernels(problems, sweeps, o.config);
+      size_t total = 0;
+      for (const ProblemSweep& s : sweeps) total += s.skipped.empty() ? s.sweep.configs.size() : 0;
+      run.sweeps = &sweeps;
+      run.progress = &progress.emplace(total);
+    }
 
     std::fputs(table_header().c_str(), stdout);
     for (size_t i = 0; i < problems.size(); ++i) {
@@ -188,6 +235,7 @@ int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunI
         break;
       }
     }
+    if (progress) progress->finish();
     std::fputs(summary_text(run.rows).c_str(), stdout);
     if (!o.json_path.empty() && !write_json(o.json_path, info, run.rows, {})) code = 1;
     if (!o.markdown_path.empty() && !write_markdown(o.markdown_path, info, run.rows)) code = 1;

@@ -10,6 +10,7 @@
 #include "options.hpp"
 #include "plan_report.hpp"
 #include "report.hpp"
+#include "sweep.hpp"
 #include "tilecast_test/fill.hpp"
 
 int main(int argc, char** argv) {
@@ -49,11 +50,15 @@ int main(int argc, char** argv) {
   std::printf("roofline peaks %.0f TFLOPS, %.2f TB/s (%s)\n", info.peaks.tflops, info.peaks.tb_per_s,
               info.peaks.source.c_str());
   std::printf("problems: %zu; tilecast config: %s%s\n", problems.size(),
-              tilecast::bench::describe(o.config).c_str(), o.cluster_compare ? " (cluster compare)" : o.split_compare ? " (split compare)" : "");
+              tilecast::bench::describe(o.config).c_str(), o.sweep ? " (sweep)" : o.cluster_compare ? " (cluster compare)" : o.split_compare ? " (split compare)" : "");
   std::fflush(stdout);
 
   if (!info.machine.has_gpu || o.plan_only) {
-    for (const BenchProblem& p : problems) std::fputs(plan_report(p, o.config, info.peaks).c_str(), stdout);
+    if (o.sweep) {
+      std::fputs(sweep_listing(problems, o.config, o.sweep_limit, tilecast::plan::DeviceFacts::h200_model()).c_str(), stdout);
+    } else {
+      for (const BenchProblem& p : problems) std::fputs(plan_report(p, o.config, info.peaks).c_str(), stdout);
+    }
     info.note = info.machine.has_gpu ? "--plan-only: printed plans only" : "no GPU found: printed plans only";
     std::printf("%s\n", info.note.c_str());
     if (!o.json_path.empty() && !write_json(o.json_path, info, {}, problems)) return 1;

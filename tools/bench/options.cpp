@@ -8,6 +8,10 @@
 namespace tilecast::bench {
 namespace {
 
+// More configs than the planner can emit for any problem (84 tile x cluster pairs, multicast and
+// companion variants, 10 split counts): a larger limit is a typo.
+constexpr long long kMaxSweepLimit = 100000;
+
 long long to_int(const std::string& opt, const std::string& v, long long lo, long long hi) {
   size_t used = 0;
   long long x = 0;
@@ -66,6 +70,12 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
                       forced to 2, 3, 4, 8 and 16 slices, for each problem
   --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters
                       of 4 with a companion launch) for each problem
+  --sweep             time every config the planner can emit for each problem (tile shapes,
+                      cluster shapes, multicast on and off, split-K counts, the companion;
+                      fields --config sets stay fixed) beside "auto", check each, and report
+                      the heuristic's pick against the best measured; with --plan-only: list them
+  --sweep-limit N     configs per problem, the model's cheapest first (default )" +
+         std::to_string(kDefaultSweepLimit) + R"(; 0: all)
 
 timing
   --warmup N          warm-up iterations (default 10)
@@ -96,6 +106,7 @@ output
 Options parse_options(int argc, char** argv) {
   Options o;
   std::string config_text;  // --cluster and --config in order, the later winning
+  bool sweep_limit_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -129,6 +140,11 @@ Options parse_options(int argc, char** argv) {
       o.cluster_compare = true;
     } else if (a == "--split-compare") {
       o.split_compare = true;
+    } else if (a == "--sweep") {
+      o.sweep = true;
+    } else if (a == "--sweep-limit") {
+      o.sweep_limit = static_cast<size_t>(to_int(a, next(), 0, kMaxSweepLimit));
+      sweep_limit_given = true;
     } else if (a == "--warmup") {
       o.warmup = static_cast<int>(to_int(a, next(), 0, 100000));
     } else if (a == "--iters") {
@@ -161,6 +177,9 @@ Options parse_options(int argc, char** argv) {
       throw std::invalid_argument("unknown option '" + a + "' (see --help)");
     }
   }
+  if (o.sweep && (o.cluster_compare || o.split_compare))
+    throw std::invalid_argument("--sweep times every config already: leave out --cluster-compare and --split-compare");
+  if (sweep_limit_given && !o.sweep) throw std::invalid_argument("--sweep-limit needs --sweep");
   try {
     o.config = parse_config(config_text);
   } catch (const Error& e) {

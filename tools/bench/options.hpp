@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "suites.hpp"
+#include "sweep.hpp"
 #include "tilecast/gemm.hpp"
 
 namespace tilecast::bench {
@@ -17,6 +18,8 @@ struct Options {
   GemmConfig config;                   // --cluster, --config
   bool cluster_compare = false;
   bool split_compare = false;
+  bool sweep = false;                       // --sweep: every config the planner can emit (sweep.hpp)
+  size_t sweep_limit = kDefaultSweepLimit;  // --sweep-limit: configs per problem, 0: all
   DType out = DType::kBF16;
   bool out_given = false;  // --out: else each suite's own (bf16; k-grouped suites fp32)
   bool with_c = false;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "json_writer.hpp"
+#include "sweep_report.hpp"
 
 namespace tilecast::bench {
 namespace {
@@ -33,6 +34,9 @@ struct SuiteSummary {
 std::map<std::string, SuiteSummary> summarize(const std::vector<Row>& rows) {
   std::map<std::string, SuiteSummary> out;
   for (const Row& r : rows) {
+    // A sweep's forced configs and the odd-size diagnostics are not what the suite's targets are
+    // about: the heuristic's call against what users (or careful users) get is.
+    if (r.sweep || r.baseline_role == "diagnostic") continue;
     SuiteSummary& s = out[r.problem.suite];
     ++s.rows;
     if (r.verified && !r.verify_pass) ++s.failed;
@@ -167,6 +171,7 @@ std::string table_row(const Row& r) {
                 x > 0 ? fmt("%.3fx", x).c_str() : "-", r.check().c_str(),
                 clocked.ran && clocked.t.during.valid ? std::to_string(clocked.t.during.sm_mhz).c_str() : "-");
   std::string s = buf;
+  if (!r.baseline_role.empty()) s += "    ^ cuBLAS here: " + r.cublas_variant + " [" + r.baseline_role + "; " + r.cublas_algo + "]\n";
   if (!r.cublas_error.empty()) s += "    cuBLAS error: " + r.cublas_error + "\n";
   if (r.tilecast_status == "error") s += "    tilecast error: " + r.tilecast_detail + "\n";
   if (r.verified && !r.verify_pass)
@@ -196,6 +201,7 @@ std::string summary_text(const std::vector<Row>& rows) {
                   target_of(suite, ss).c_str());
     s << buf;
   }
+  s << sweep_summary_text(rows);
   return s.str();
 }
 
@@ -221,6 +227,14 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
     j.begin_object();
     problem_json(j, r.problem, info.peaks);
     j.field("tilecast_config", r.config);
+    j.field("problem_index", static_cast<int64_t>(r.problem_index));
+    if (r.sweep || r.predicted_us > 0) {
+      j.key("sweep").begin_object();
+      j.field("forced_config", r.sweep).field("heuristic_pick", r.heuristic_pick);
+      j.field("model_rank", static_cast<int64_t>(r.sweep_rank)).field("predicted_us", r.predicted_us);
+      j.end_object();
+    }
+    if (!r.baseline_role.empty()) j.field("baseline_role", r.baseline_role);
     j.field("input_seed", static_cast<int64_t>(r.seed));
     j.key("cublas").begin_object();
     j.field("variant", r.cublas_variant).field("algo", r.cublas_algo);
@@ -299,25 +313,11 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
   if (!info.note.empty()) s << "| note | " << info.note << " |\n";
   s << "\n`x cuBLAS` = cuBLAS time / tilecast time (> 1: tilecast faster), cuBLAS measured in the same run. "
        "`check`: tilecast's output (poisoned first) against a cuBLASLt FP32-output reference.\n\n";
-  s << "| suite | problem (MxNxK) | tilecast config | tilecast us | TFLOPS | roofline | cuBLAS us | TFLOPS | "
-       "roofline | x cuBLAS | check | SM MHz | cuBLAS variant | note |\n";
-  s << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|---|---|\n";
-  for (const Row& r : rows) {
-    const double x = r.speedup();
-    const Measurement& clocked = r.tilecast.ran ? r.tilecast : r.cublas;
-    std::string note = r.tilecast_status == "ok" ? "" : r.tilecast_status + ": " + r.tilecast_detail;
-    if (r.verified && !r.verify_pass) note += (note.empty() ? "" : "; ") + test::failure_reason(r.cmp, r.tol);
-    if (!r.cublas_error.empty()) note += (note.empty() ? "" : "; ") + ("cuBLAS: " + r.cublas_error);
-    for (char& c : note)
-      if (c == '|' || c == '\n') c = ' ';
-    s << "| " << r.problem.suite << " | " << r.problem.label() << " | " << r.config << " | "
-      << us_or_dash(r.tilecast) << " | " << tflops_or_dash(r.tilecast) << " | " << roof_or_dash(r.tilecast)
-      << " | " << us_or_dash(r.cublas) << " | " << tflops_or_dash(r.cublas) << " | " << roof_or_dash(r.cublas)
-      << " | " << (x > 0 ? fmt("%.3f", x) : "-") << " | " << r.check() << " | "
-      << (clocked.ran && clocked.t.during.valid ? std::to_string(clocked.t.during.sm_mhz) : "-") << " | "
-      << r.cublas_variant << " | " << note << " |\n";
-  }
+  s << markdown_table_header();
+  for (const Row& r : rows)
+    if (!r.sweep) s << markdown_row(r, r.problem.suite);
   s << "\n```\n" << summary_text(rows) << "```\n";
+  s << sweep_markdown(rows);
 
   std::ofstream f(path);
   f << s.str();
@@ -326,6 +326,35 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
     return false;
   }
   return true;
+}
+
+std::string markdown_table_header() {
+  return "| suite | problem (MxNxK) | tilecast config | tilecast us | TFLOPS | roofline | cuBLAS us | TFLOPS | "
+         "roofline | x cuBLAS | check | SM MHz | cuBLAS variant | note |\n"
+         "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|---|---|\n";
+}
+
+std::string markdown_row(const Row& r, const std::string& suite) {
+  const double x = r.speedup();
+  const Measurement& clocked = r.tilecast.ran ? r.tilecast : r.cublas;
+  std::string note = r.tilecast_status == "ok" ? "" : r.tilecast_status + ": " + r.tilecast_detail;
+  auto add = [&note](const std::string& more) { note += (note.empty() ? "" : "; ") + more; };
+  if (r.verified && !r.verify_pass) add(test::failure_reason(r.cmp, r.tol));
+  if (!r.cublas_error.empty()) add("cuBLAS: " + r.cublas_error);
+  if (!r.baseline_role.empty()) add(r.baseline_role + " cuBLAS baseline: " + r.cublas_algo);
+  if (r.sweep)
+    add("model rank " + std::to_string(r.sweep_rank) + ", est " + fmt("%.1f", r.predicted_us) + " us" +
+        (r.heuristic_pick ? " (the pick)" : ""));
+  for (char& c : note)
+    if (c == '|' || c == '\n') c = ' ';
+  std::ostringstream s;
+  s << "| " << suite << " | " << r.problem.label() << " | " << r.config << " | " << us_or_dash(r.tilecast) << " | "
+    << tflops_or_dash(r.tilecast) << " | " << roof_or_dash(r.tilecast) << " | " << us_or_dash(r.cublas) << " | "
+    << tflops_or_dash(r.cublas) << " | " << roof_or_dash(r.cublas) << " | " << (x > 0 ? fmt("%.3f", x) : "-")
+    << " | " << r.check() << " | "
+    << (clocked.ran && clocked.t.during.valid ? std::to_string(clocked.t.during.sm_mhz) : "-") << " | "
+    << r.cublas_variant << " | " << note << " |\n";
+  return s.str();
 }
 
 }  // namespace tilecast::bench

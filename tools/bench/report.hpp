@@ -38,6 +38,16 @@ struct Row {
   test::Tolerance tol;
   test::WriteCheck written;
 
+  size_t problem_index = 0;  // in the run's list of problems (a sweep's rows are grouped by it)
+  // --sweep: a row of a config forced from the planner's candidates (the "auto" row is not one),
+  // with the model's rank (1: cheapest predicted) and estimate; the auto row gets the pick's.
+  bool sweep = false, heuristic_pick = false;
+  size_t sweep_rank = 0;
+  double predicted_us = 0;
+  // Whose time the cuBLAS columns hold: "" the cuBLAS column's (what users get); "careful" or
+  // "diagnostic": an odd-size variant's (cublas_odd.hpp), named in cublas_variant.
+  std::string baseline_role;
+
   double speedup() const;  // cuBLAS median / tilecast median (> 1: tilecast faster); 0 if missing
   std::string check() const;  // PASS, FAIL or -
 };
@@ -63,5 +73,9 @@ std::string summary_text(const std::vector<Row>& rows);
 bool write_json(const std::string& path, const RunInfo& info, const std::vector<Row>& rows,
                 const std::vector<BenchProblem>& plan_only_problems);
 bool write_markdown(const std::string& path, const RunInfo& info, const std::vector<Row>& rows);
+
+// The results page's table: its header (two lines) and one row, `suite` in the first column.
+std::string markdown_table_header();
+std::string markdown_row(const Row& r, const std::string& suite);
 
 }  // namespace tilecast::bench

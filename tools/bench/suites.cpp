@@ -309,6 +309,11 @@ void apply_epilogue(BenchProblem& p, const DType* out, bool with_c) {
   if (with_c && p.kind != Kind::kMGrouped && p.kind != Kind::kMasked) p.with_c = true;
 }
 
+bool has_odd_extents(const BenchProblem& p) {
+  return (p.kind == Kind::kDense || p.kind == Kind::kBatched) && p.layout == GemmLayout::kNT &&
+         (p.n % kOddPadElements != 0 || p.k % kOddPadElements != 0);
+}
+
 BenchProblem parse_shape(const std::string& text) {
   std::vector<int64_t> v;
   std::stringstream ss(text);

@@ -62,6 +62,12 @@ std::vector<std::string> suite_names();
 // take no C).
 void apply_epilogue(BenchProblem& p, const DType* out, bool with_c);
 
+// The extents a careful cuBLASLt user rounds n and k up to: 8 BF16 elements, 16 bytes.
+inline constexpr int64_t kOddPadElements = 8;
+// A dense or batched NT problem (the odd suite's kind) whose n or k is not a multiple of
+// kOddPadElements: where the bench adds its odd-size cuBLASLt variants (cublas_odd.hpp).
+bool has_odd_extents(const BenchProblem& p);
+
 // "m,n,k" or "m,n,k,batch". Throws std::invalid_argument.
 BenchProblem parse_shape(const std::string& text);
 

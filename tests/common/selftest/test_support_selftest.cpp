@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -95,6 +98,41 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{33, 48, 64, 3}, Case{33, 48, 64, 3, 8, 40},
                       Case{33, 48, 64, 3, 8, 40, DType::kFP32, true},
                       Case{100, 72, 96, 1, 0, 0, DType::kBF16, true}));
+
+// tilecast-bench's odd-size baselines time several of the heuristic's algorithms: each must
+// compute the same product as the naive kernel, and a rank past the last is refused.
+TEST(CublasAlgoRank, EveryRankComputesTheSameProduct) {
+  constexpr int kRanks = 8;  // what the bench's "best of 8" variants ask for
+  CublasLt lt;
+  // n and k off a multiple of 8, rows padded to 16 bytes, as the bench's odd suite stores them.
+  const int64_t m = 129, n = 257, k = 203;
+  DeviceMatrix a = random_matrix(DType::kBF16, m, k, 1, aligned_ld(k, DType::kBF16));
+  DeviceMatrix b = random_matrix(DType::kBF16, n, k, 1, aligned_ld(k, DType::kBF16));
+  DeviceMatrix naive = make_matrix(DType::kFP32, m, n);
+  naive_gemm(a.view, b.view, naive.view, nullptr, nullptr);
+  int ranks = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    DeviceMatrix d = make_matrix(DType::kBF16, m, n, 1, aligned_ld(n, DType::kBF16));
+    poison(d);
+    std::unique_ptr<LtMatmul> mm;
+    try {
+      mm = std::make_unique<LtMatmul>(lt, a.view, b.view, d.view, nullptr, LtEpilogue{}, GemmLayout::kNT, r);
+    } catch (const CudaError& e) {
+      EXPECT_NE(std::string(e.what()).find("none of rank " + std::to_string(r)), std::string::npos) << e.what();
+      break;
+    }
+    mm->run(nullptr);
+    TC_CUDA_CHECK(cudaDeviceSynchronize());
+    const CompareResult res = compare(d.view, naive.view);
+    std::printf("[ measured ] rank %d (%s): %s\n", r, mm->algo_summary().c_str(), res.summary().c_str());
+    EXPECT_TRUE(all_written(d)) << "rank " << r;
+    EXPECT_TRUE(close_enough(res, default_tolerance(DType::kBF16, DType::kFP32))) << "rank " << r;
+    ++ranks;
+  }
+  EXPECT_GE(ranks, 1);
+  EXPECT_THROW(LtMatmul(lt, a.view, b.view, naive.view, nullptr, LtEpilogue{}, GemmLayout::kNT, -1),
+               std::invalid_argument);
+}
 
 // A transposed mapping would already fail on shapes with m != n; this pins exact small values.
 TEST(CublasMapping, ExactSmallProduct) {

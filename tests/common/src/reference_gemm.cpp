@@ -4,6 +4,7 @@
 #include <utility>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -124,8 +125,9 @@ struct LtMatmul::Impl {
 };
 
 LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-                   const MatrixView* c, const LtEpilogue& epilogue, GemmLayout layout)
+                   const MatrixView* c, const LtEpilogue& epilogue, GemmLayout layout, int algo_rank)
     : impl_(std::make_unique<Impl>()) {
+  if (algo_rank < 0) throw std::invalid_argument("LtMatmul: algo_rank must be >= 0");
   validate_gemm_views(a, b, d, c, layout);
   if (a.dtype != b.dtype)
     throw std::invalid_argument("cuBLASLt reference: A and B must have the same dtype");
@@ -180,7 +182,7 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
   cublasLtMatmulPreference_t pref = nullptr;
   TC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const uint64_t ws = p.workspace_bytes;
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(algo_rank) + 1);
   int found = 0;
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
@@ -195,15 +197,16 @@ LtMatmul::LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof value);
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.op, p.lay_a, p.lay_b, p.lay_c, p.lay_d, pref, 1,
-                                        &result, &found);
+    st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.op, p.lay_a, p.lay_b, p.lay_c, p.lay_d, pref,
+                                        static_cast<int>(results.size()), results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS)
     throw_cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
-  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
-    throw CudaError("cuBLASLt has no algorithm for D " + dims(d) + " = A " + dims(a) + " * B " +
+  if (found <= algo_rank || results[static_cast<size_t>(algo_rank)].state != CUBLAS_STATUS_SUCCESS)
+    throw CudaError("cuBLASLt has " + std::to_string(found) + " algorithm(s), none of rank " +
+                    std::to_string(algo_rank) + ", for D " + dims(d) + " = A " + dims(a) + " * B " +
                     dims(b) + "^T" + (c ? " + C" : ""));
-  p.algo = result.algo;
+  p.algo = results[static_cast<size_t>(algo_rank)].algo;
 }
 
 LtMatmul::~LtMatmul() = default;

@@ -32,31 +32,44 @@ std::string error_of(const GemmDesc& d, const GemmConfig& o) {
 TEST(GemmGeometry, LayoutIsAlignedDisjointAndFitsItsLaunchBytes) {
   for (uint32_t bm : {64u, 128u})
     for (uint32_t bn : kWgmmaBF16Widths)
-      for (DType out : {DType::kBF16, DType::kFP32}) {
-        GemmKernelSpec s = spec(bm, bn, 2, out);
-        const uint32_t deepest = deepest_stages(s);
-        ASSERT_GE(deepest, 2u) << bm << "x" << bn;
-        for (uint32_t stages = 2; stages <= deepest; ++stages) {
-          s.stages = stages;
-          const GemmGeometry g = gemm_geometry(s);
-          const GemmSmemLayout& l = g.smem;
-          EXPECT_EQ(l.a % kSwizzleAtomBytes, 0u);
-          EXPECT_EQ(l.b % kSwizzleAtomBytes, 0u);
-          EXPECT_EQ(l.slabs % kSwizzleAtomBytes, 0u);
-          EXPECT_GE(l.b, l.a + stages * g.tile_a_bytes);
-          EXPECT_GE(l.slabs, l.b + stages * g.tile_b_bytes);
-          EXPECT_GE(l.full, l.slabs + s.consumer_warpgroups * g.slab_buffers * g.slab_bytes);
-          EXPECT_EQ(l.full % 8, 0u) << "mbarriers are 8-byte aligned";
-          EXPECT_GE(l.unit_slot, l.unit_empty + g.unit_slots * 8);
-          EXPECT_GE(l.launch_bytes, l.end + kSwizzleAtomBytes - 1) << "room to align the start";
-          EXPECT_LE(l.launch_bytes, kSm90MaxSmemBytes);
-          EXPECT_EQ(gemm_geometry_error(s), nullptr);
+      for (DType out : {DType::kBF16, DType::kFP32})
+        for (GemmType type : {GemmType::kNormal, GemmType::kKGroupedContiguous}) {
+          GemmKernelSpec s = spec(bm, bn, 2, out);
+          s.type = type;
+          const uint32_t deepest = deepest_stages(s);
+          ASSERT_GE(deepest, 2u) << bm << "x" << bn;
+          for (uint32_t stages = 2; stages <= deepest; ++stages) {
+            s.stages = stages;
+            const GemmGeometry g = gemm_geometry(s);
+            const GemmSmemLayout& l = g.smem;
+            EXPECT_EQ(l.a % kSwizzleAtomBytes, 0u);
+            EXPECT_EQ(l.b % kSwizzleAtomBytes, 0u);
+            EXPECT_EQ(l.slabs % kSwizzleAtomBytes, 0u);
+            EXPECT_GE(l.b, l.a + stages * g.tile_a_bytes);
+            EXPECT_GE(l.slabs, l.b + stages * g.tile_b_bytes);
+            EXPECT_GE(l.full, l.slabs + s.consumer_warpgroups * g.slab_buffers * g.slab_bytes);
+            EXPECT_EQ(l.full % 8, 0u) << "mbarriers are 8-byte aligned";
+            EXPECT_GE(l.unit_slot, l.unit_empty + g.unit_slots * 8);
+            EXPECT_GE(l.k_tail, l.unit_slot + g.unit_slots * 4);
+            if (type == GemmType::kKGroupedContiguous) {
+              // The k-tail handover's two mbarriers (k_tail.cuh), after its word.
+              EXPECT_EQ(l.k_tail_ready % 8, 0u);
+              EXPECT_GE(l.k_tail_ready, l.k_tail + 4);
+              EXPECT_EQ(l.k_tail_cleared, l.k_tail_ready + 8);
+              EXPECT_GE(l.end, l.k_tail_cleared + 8);
+            } else {
+              EXPECT_EQ(l.k_tail_ready, 0u) << "only k-grouped kernels hand a k-tail over";
+              EXPECT_GE(l.end, l.k_tail + 4);
+            }
+            EXPECT_GE(l.launch_bytes, l.end + kSwizzleAtomBytes - 1) << "room to align the start";
+            EXPECT_LE(l.launch_bytes, kSm90MaxSmemBytes);
+            EXPECT_EQ(gemm_geometry_error(s), nullptr);
+          }
+          s.stages = deepest + 1;
+          if (s.stages <= kGemmMaxStages) {
+            EXPECT_NE(gemm_geometry_error(s), nullptr) << "one stage deeper must not fit";
+          }
         }
-        s.stages = deepest + 1;
-        if (s.stages <= kGemmMaxStages) {
-          EXPECT_NE(gemm_geometry_error(s), nullptr) << "one stage deeper must not fit";
-        }
-      }
 }
 
 TEST(GemmGeometry, BoxesAndSlabsFollowTheTile) {

@@ -12,6 +12,7 @@
 
 #include "tilecast/device/dtype.cuh"
 #include "tilecast/device/kernels/split_k_reduce_params.cuh"
+#include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
 
@@ -19,6 +20,9 @@ template <class Traits>
 __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __grid_constant__ SplitKReduceParams p) {
   using Out = pick_type<Traits::kOutput == DType::kFP32, float, __nv_bfloat16>;
   using Bias = pick_type<Traits::kBiasType == DType::kFP32, float, __nv_bfloat16>;
+  // Launched with programmatic stream serialization behind the GEMM (which says so at its start):
+  // resident early on the SMs the GEMM leaves idle, it starts reading once the GEMM has finished.
+  ptx::griddepcontrol_wait();
   const uint32_t groups_per_row = ceil_div(p.n, kReduceVector);
   const uint64_t items = uint64_t{p.batches} * p.m * groups_per_row;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items; i += uint64_t{gridDim.x} * blockDim.x) {

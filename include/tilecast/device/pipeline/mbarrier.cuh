@@ -26,6 +26,8 @@ enum class BarrierId : uint32_t {
   kBiasEmpty = 9,
   kTileFull = 10,
   kTileEmpty = 11,
+  kTailReady = 12,
+  kTailCleared = 13,
 };
 
 struct WaitSite {
@@ -92,6 +94,19 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, cons
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
     const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
     if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
+  }
+}
+
+// Arrives on the barrier and waits for the phase it arrived on to complete: a barrier of all its
+// arrivals, as bar.sync is, but one that compute-sanitizer's racecheck follows (k_tail.cuh).
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_and_wait(uint64_t* bar, const WaitBound& bound, WaitSite site) {
+  const uint64_t token = cuda::ptx::mbarrier_arrive(bar);
+  if (cuda::ptx::mbarrier_try_wait(bar, token)) return;
+  const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
+  while (!cuda::ptx::mbarrier_try_wait(bar, token)) {
+    const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
+    // The parity of a token is not at hand; the record says 0.
+    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, 0);
   }
 }
 

@@ -1,5 +1,5 @@
 // The PTX that CCCL's cuda::ptx does not wrap (CUDA 13.0): warpgroup MMA control, register
-// reallocation, stmatrix, named barriers and the TMA descriptor prefetch. Each wrapper is named after its instruction and
+// reallocation, stmatrix, named barriers, the TMA descriptor prefetch and grid-dependency control. Each wrapper is named after its instruction and
 // says its minimum target. Everything else (TMA, mbarrier, fences, cluster barrier, special
 // registers) comes from cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
 #pragma once
@@ -66,6 +66,19 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_remote(uint32_t local_smem_addr, u
       "r"(rank)
       : "memory");
 }
+
+// griddepcontrol.launch_dependents; sm_90. This CTA lets the grid launched after it with
+// programmatic stream serialization (the split-K reduce) start once every CTA of this grid has
+// said so or exited. The dependent still waits for this grid's completion and memory
+// (griddepcontrol_wait), so saying it early is always safe: it only moves the dependent's launch
+// and residency onto SMs this grid leaves idle.
+TC_DEVICE TC_FORCEINLINE void griddepcontrol_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+// griddepcontrol.wait; sm_90. Waits until the grids this one depends on programmatically have
+// completed and their memory is visible; returns at once when the launch had no such dependency.
+TC_DEVICE TC_FORCEINLINE void griddepcontrol_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 
 // barrier.sync id, count; sm_70. A barrier for a subset of the CTA's warps (a warpgroup). Not
 // .aligned (bar.sync is): its threads may arrive from divergent code, such as after a branch that

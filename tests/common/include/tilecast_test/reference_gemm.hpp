@@ -62,8 +62,11 @@ struct LtEpilogue {
 class LtMatmul {
  public:
   // Throws std::invalid_argument on inconsistent views, CudaError when cuBLASLt has no algorithm.
+  // algo_rank picks the heuristic's answer of that rank (0: its first, what torch runs), for a
+  // baseline that times several (tilecast-bench's odd-size variants); CudaError when it has fewer.
   LtMatmul(CublasLt& lt, const MatrixView& a, const MatrixView& b, const MatrixView& d,
-           const MatrixView* c = nullptr, const LtEpilogue& epilogue = {}, GemmLayout layout = GemmLayout::kNT);
+           const MatrixView* c = nullptr, const LtEpilogue& epilogue = {}, GemmLayout layout = GemmLayout::kNT,
+           int algo_rank = 0);
   ~LtMatmul();
   LtMatmul(LtMatmul&&) noexcept;
   LtMatmul& operator=(LtMatmul&&) noexcept;

@@ -19,7 +19,7 @@ namespace tilecast {
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kOperandRing>& ring,
                                        Epilogue<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
-                                       uint32_t warpgroup, uint32_t lane) {
+                                       uint32_t warpgroup, uint32_t lane, const WaitBound& bound) {
   using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
   float acc[Cfg::kAtomsM][Cfg::kBlockN / 2];
   if (w.num_k_steps == 0) {
@@ -45,16 +45,16 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
+    // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
+    // need the whole warp converged.
+    __syncwarp();
     if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
       // The group's last k-step: its columns past the group's K are the next group's (k_tail.cuh).
       if (kk + 1 == w.num_k_steps) {
         const uint32_t tail_cols = (w.k_end - w.k_begin) % Cfg::kBlockK;
-        if (tail_cols != 0) hand_over_k_tail<Cfg>(smem, state.stage, tail_cols);
+        if (tail_cols != 0) hand_over_k_tail<Cfg>(smem, bound, state.stage, tail_cols);
       }
     }
-    // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
-    // need the whole warp converged.
-    __syncwarp();
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
@@ -118,7 +118,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     w.cols = info.cols;
     w.k_begin = 0;
     w.k_end = info.k;
-    run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane);
+    run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane, params.wait);
   }
   if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();

@@ -37,6 +37,8 @@ struct GemmSmemLayout {
   uint32_t tile_full = 0, tile_empty = 0, tile_slot = 0;  // the tile ring: the producer's work, for the consumers
   uint32_t unit_full = 0, unit_empty = 0, unit_slot = 0;  // the dynamic-unit ring
   uint32_t k_tail = 0;               // k-grouped: the consumers' word to the k-tail clearers (k_tail.cuh)
+  uint32_t k_tail_ready = 0;         // k-grouped: its two mbarriers, 8 bytes each (0: none)
+  uint32_t k_tail_cleared = 0;
   uint32_t end = 0;                  // bytes of the layout
   uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
 };
@@ -102,7 +104,7 @@ TC_HOST_DEVICE constexpr uint32_t cmin(uint32_t a, uint32_t b) { return a < b ? 
 inline constexpr uint32_t kTmaSmemAlign = 128;
 
 TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t stages, uint32_t consumer_warpgroups,
-                                               uint32_t slab_buffers, bool has_c) {
+                                               uint32_t slab_buffers, bool has_c, bool k_grouped) {
   GemmSmemLayout l;
   l.a = 0;
   l.b = align_up(l.a + stages * g.tile_a_bytes, kSwizzleAtomBytes);
@@ -123,6 +125,11 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
   l.unit_slot = l.unit_empty + g.unit_slots * 8;
   l.k_tail = l.unit_slot + g.unit_slots * 4;
   l.end = l.k_tail + 4;
+  if (k_grouped) {
+    l.k_tail_ready = align_up(l.end, 8);
+    l.k_tail_cleared = l.k_tail_ready + 8;
+    l.end = l.k_tail_cleared + 8;
+  }
   l.launch_bytes = align_up(l.end, kSwizzleAtomBytes) + kSwizzleAtomBytes;
   return l;
 }
@@ -190,7 +197,8 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // loop runs (deepest_stages keeps at least two).
   const uint32_t wanted = s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
-    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, s.has_c);
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, s.has_c,
+                                     s.type == GemmType::kKGroupedContiguous);
     if (g.smem.launch_bytes <= kSm90MaxSmemBytes || g.slab_buffers == 1) break;
   }
   return g;

@@ -15,30 +15,28 @@
 // checks the group data and, with C, lane 0 of it loads the epilogue's C: epilogue_loader.cuh). The
 // consumers hold every accumulator at that point: a clear of their own made ptxas spill 12-28
 // bytes at 128x256 with FP32 output and C, however it was written. So they only hand the stage
-// over:
+// over, through the k_tail word and two mbarriers:
 //   consumers: wait the stage's full barrier (as always); consumer thread 0 writes the stage and
-//              the valid columns into the k_tail word; all meet the clearers on kTailReady, then
-//              on kTailCleared; then the wgmma.
-//   clearers:  meet on kTailReady, read the word, clear, fence the generic writes for the async
-//              proxy (wgmma), meet on kTailCleared. A word of kTailDone ends their loop: the
-//              consumers write it once their walk is over.
-// Every side waits (barrier.sync) on both barriers, though an arrive would do for the side that
-// is not waiting for the other; the other side is always already there (the clearers wait for
-// work, the consumers go straight from one barrier to the next), so the waits cost nothing.
-// NOTES: compute-sanitizer's racecheck reports the consumers' kTailDone write against the
-// clearers' reads of the word (4-20 hazards per kernel on GroupedSmall's k-grouped kernels, H200),
-// whether the sides arrive or wait, the word is read through a generic pointer or ld.shared, the
-// barriers are aligned or not; every read is ordered after the write by kTailReady, the results
-// are right, and a kernel with this handshake alone is racecheck-clean
-// (scripts/probes/k_tail_handshake.cu). What racecheck sees in the full kernel is not found.
-// The handshake also paces the clearers: they never run ahead of the consumers (they wait on no
-// mbarrier, so no parity can alias). Its cost falls on one k-step per group and tile: two named
-// barriers for the consumers, and (block_m + block_n) x 8 stores of 16 bytes over 64 threads.
+//              the valid columns into the word and arrives on k_tail_ready (count 1); every
+//              consumer arrives on k_tail_cleared and waits for that phase; then the wgmma.
+//   clearers:  wait k_tail_ready's next phase (their own parity), read the word, clear, fence the
+//              generic writes for the async proxy (wgmma), arrive on k_tail_cleared. A word of
+//              kTailDone ends their loop: consumer thread 0 writes it once the walk is over.
+// The arrive's release and the wait's acquire order the word's write before its read, and each
+// read before the next write (the consumers' wait on k_tail_cleared comes between).
+// NOTES: this handshake ran on named barriers (bar.sync) before; compute-sanitizer's racecheck
+// reported the word's writes against the clearers' reads there (4-20 hazards per kernel on
+// GroupedSmall's k-grouped kernels, H200) whatever the barriers' form, though every read was
+// ordered and the results right. It follows mbarriers, as it does in every ring of the kernel.
+// The handshake also paces the clearers: they never run ahead of the consumers, and their
+// k_tail_ready waits cannot alias a parity (one phase per handover, each consumed before the next
+// is written). Its cost falls on one k-step per group and tile: two mbarrier operations for the
+// consumers, and (block_m + block_n) x 8 stores of 16 bytes over 64 threads.
 #pragma once
 
 #include <cuda/ptx>
 
-#include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
+#include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
@@ -49,12 +47,6 @@ inline constexpr uint32_t kTailClearerFirstThread = 64;
 inline constexpr uint32_t kTailClearers = 64;
 // The k_tail word: stage | valid columns << 8, or this once the consumers are done.
 inline constexpr uint32_t kTailDone = 0xFFFFFFFFu;
-
-template <typename Cfg>
-TC_HOST_DEVICE constexpr uint32_t tail_handshake_threads() {
-  static_assert(Cfg::kConsumerWarpgroups <= 2, "named barriers 1 and 2 are the consumer warpgroups'");
-  return kTailClearers + 128 * Cfg::kConsumerWarpgroups;
-}
 
 // The stores of clearer `clearer` (0..kTailClearers-1) that clear columns [valid, 64) of every row
 // of an A tile of kRowsA rows and a B tile of kRowsB rows, both in the 128-byte swizzle (16-byte
@@ -95,19 +87,32 @@ TC_DEVICE void clear_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint3
   });
 }
 
+// The mbarriers' arrival counts: the word's writer; every clearer and every consumer thread.
+template <typename Cfg>
+TC_HOST_DEVICE constexpr uint32_t tail_cleared_arrivals() {
+  return kTailClearers + 128 * Cfg::kConsumerWarpgroups;
+}
+inline constexpr uint32_t kTailReadyArrivals = 1;
+
+// Thread 0, at the kernel's start, before the cluster barrier that publishes the inits.
+template <typename Cfg>
+TC_DEVICE void init_k_tail_barriers(const GemmSm90Smem<Cfg>& smem) {
+  cuda::ptx::mbarrier_init(smem.k_tail_ready, kTailReadyArrivals);
+  cuda::ptx::mbarrier_init(smem.k_tail_cleared, tail_cleared_arrivals<Cfg>());
+}
+
 // The clearers' loop (threads kTailClearerFirstThread.., after the register handoff).
 template <typename Cfg>
-TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
-  constexpr uint32_t kThreads = tail_handshake_threads<Cfg>();
+TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem, const WaitBound& bound) {
   const uint32_t clearer = threadIdx.x - kTailClearerFirstThread;
-  for (;;) {
-    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
-    const uint32_t word = *static_cast<volatile uint32_t*>(smem.k_tail);
+  for (uint32_t parity = 0;; parity ^= 1u) {
+    mbarrier_wait(smem.k_tail_ready, parity, bound, {BarrierId::kTailReady, 0});
+    const uint32_t word = *smem.k_tail;
     if (word == kTailDone) return;
     clear_k_tail<Cfg>(smem, word & 0xFFu, word >> 8, clearer);
     // Generic-proxy writes, read next by wgmma (async proxy).
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-    ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
+    cuda::ptx::mbarrier_arrive(smem.k_tail_cleared);
   }
 }
 
@@ -115,18 +120,22 @@ TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
 // all 64, after the stage's full barrier: hands the stage to the clearers and waits until it is
 // cleared.
 template <typename Cfg>
-TC_DEVICE TC_FORCEINLINE void hand_over_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint32_t valid) {
-  constexpr uint32_t kThreads = tail_handshake_threads<Cfg>();
-  if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = stage | (valid << 8);
-  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), kThreads);
-  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailCleared), kThreads);
+TC_DEVICE TC_FORCEINLINE void hand_over_k_tail(const GemmSm90Smem<Cfg>& smem, const WaitBound& bound, uint32_t stage,
+                                               uint32_t valid) {
+  if (threadIdx.x == 128) {
+    *smem.k_tail = stage | (valid << 8);
+    cuda::ptx::mbarrier_arrive(smem.k_tail_ready);
+  }
+  mbarrier_arrive_and_wait(smem.k_tail_cleared, bound, {BarrierId::kTailCleared, stage});
 }
 
 // The consumers, every thread, once their walk is over: ends the clearers' loop.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void release_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
-  if (threadIdx.x == 128) *static_cast<volatile uint32_t*>(smem.k_tail) = kTailDone;
-  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kTailReady), tail_handshake_threads<Cfg>());
+  if (threadIdx.x == 128) {
+    *smem.k_tail = kTailDone;
+    cuda::ptx::mbarrier_arrive(smem.k_tail_ready);
+  }
 }
 
 #endif

@@ -51,11 +51,15 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     if constexpr (Cfg::kHasC)
       for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) c_ring(smem, params, wg).init();
     if constexpr (Cfg::kHasBias) bias_ring(smem, params).init();
+    if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) init_k_tail_barriers<Cfg>(smem);
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
   cuda::ptx::barrier_cluster_wait();
+  // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and
+  // wait there for its completion, instead of being launched after it (ptx/instructions.cuh).
+  ptx::griddepcontrol_launch_dependents();
   __syncwarp();  // setmaxnreg and wgmma are .aligned: start every warp converged
 
   if (warpgroup == 0) {
@@ -74,7 +78,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
         if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
     } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
       // Warps 2-3 of k-grouped kernels clear the columns past each k-group's end (k_tail.cuh).
-      if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem);
+      if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem, params.wait);
     }
   } else {
     ptx::setmaxnreg_inc<Cfg::kConsumerRegisters>();

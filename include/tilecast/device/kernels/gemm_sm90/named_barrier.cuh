@@ -1,7 +1,6 @@
 // The kernel's named barriers (bar.sync ids): 0 is __syncthreads; consumer warpgroup i meets
-// alone on kFirstConsumerWarpgroup + i (the epilogue's slab handoffs); the consumers and the
-// k-tail clearers of k-grouped GEMMs hand a stage over on kTailReady and back on kTailCleared
-// (k_tail.cuh).
+// alone on kFirstConsumerWarpgroup + i (the epilogue's slab handoffs). (The k-tail handover of
+// k-grouped GEMMs runs on mbarriers: k_tail.cuh says why.)
 #pragma once
 
 #include "tilecast/device/common.cuh"
@@ -9,6 +8,6 @@
 namespace tilecast {
 
 // At most two consumer warpgroups (gemm_spec_error), so ids 1 and 2 are theirs.
-enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1, kTailReady = 3, kTailCleared = 4 };
+enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 
 }  // namespace tilecast

@@ -29,6 +29,8 @@ struct GemmSm90Smem {
   uint64_t* unit_empty;
   uint32_t* unit_slot;
   uint32_t* k_tail;     // k-grouped: which stage the k-tail clearers clear next (k_tail.cuh)
+  uint64_t* k_tail_ready;    // k-grouped: the word is written
+  uint64_t* k_tail_cleared;  // k-grouped: the stage is cleared
 
   // `base`: the dynamic shared memory, its start rounded up to 1024 bytes (launch_bytes holds
   // the slack).
@@ -49,7 +51,9 @@ struct GemmSm90Smem {
         unit_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_full)),
         unit_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.unit_empty)),
         unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)),
-        k_tail(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.k_tail)) {}
+        k_tail(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.k_tail)),
+        k_tail_ready(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.k_tail_ready)),
+        k_tail_cleared(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.k_tail_cleared)) {}
 };
 
 }  // namespace tilecast

@@ -1,0 +1,219 @@
+// tilecast-bench --sweep's enumeration (tools/bench/sweep.cpp): every config is one the planner
+// can emit, each forces exactly its plan, the planner's own candidates and choice are all there,
+// the multicast and companion variants exist where the cluster allows them, and the limit keeps
+// the model's cheapest.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "problem_desc.hpp"
+#include "suites.hpp"
+#include "sweep.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+const plan::DeviceFacts& h200() {
+  static const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
+  return f;
+}
+
+BenchProblem dense_problem(int64_t m, int64_t n, int64_t k) {
+  BenchProblem p = parse_shape(std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k));
+  return p;
+}
+
+// The problems the properties are checked on: compute-bound, few tiles (split-K), odd extents,
+// and one of each grouped kind.
+std::vector<BenchProblem> sample_problems() {
+  std::vector<BenchProblem> out{dense_problem(8192, 8192, 8192), dense_problem(4096, 576, 7168),
+                                dense_problem(128, 2112, 7168), dense_problem(4097, 4097, 4097)};
+  for (const char* suite : {"mgrouped", "masked", "kgrouped"}) out.push_back(make_suite(suite).front());
+  return out;
+}
+
+std::set<std::string> keys_of(const std::vector<plan::GemmPlan>& plans) {
+  std::set<std::string> keys;
+  for (const plan::GemmPlan& p : plans) keys.insert(plan_key(p));
+  return keys;
+}
+
+TEST(BenchSweep, EveryConfigForcesExactlyItsPlan) {
+  for (const BenchProblem& p : sample_problems()) {
+    SCOPED_TRACE(p.label());
+    const plan::GemmDesc desc = problem_desc(p);
+    const Sweep s = sweep_configs(desc, h200(), {}, 0);
+    ASSERT_FALSE(s.configs.empty());
+    EXPECT_EQ(s.total, s.configs.size());
+    std::set<std::string> seen;
+    for (const SweepConfig& c : s.configs) {
+      const std::string key = plan_key(c.plan);
+      EXPECT_TRUE(seen.insert(key).second) << "listed twice: " << key;
+      // What the GPU run's call plans with these overrides is the plan the sweep listed.
+      EXPECT_EQ(plan_key(plan::plan_gemm(desc, h200(), c.config)), key) << format_config(c.config);
+    }
+  }
+}
+
+TEST(BenchSweep, ThePickComesFirstThenTheCheapestPredicted) {
+  for (const BenchProblem& p : sample_problems()) {
+    SCOPED_TRACE(p.label());
+    const plan::GemmDesc desc = problem_desc(p);
+    const Sweep s = sweep_configs(desc, h200(), {}, 0);
+    ASSERT_FALSE(s.configs.empty());
+    EXPECT_TRUE(s.configs.front().heuristic_pick);
+    EXPECT_EQ(plan_key(s.configs.front().plan), plan_key(plan::plan_gemm(desc, h200())));
+    for (size_t i = 1; i < s.configs.size(); ++i) {
+      EXPECT_FALSE(s.configs[i].heuristic_pick);
+      if (i > 1) EXPECT_LE(s.configs[i - 1].plan.cost.total_us, s.configs[i].plan.cost.total_us) << i;
+    }
+  }
+}
+
+TEST(BenchSweep, HoldsEveryCandidateOfThePlannersOwnRanking) {
+  for (const BenchProblem& p : sample_problems()) {
+    SCOPED_TRACE(p.label());
+    const plan::GemmDesc desc = problem_desc(p);
+    std::vector<plan::GemmPlan> listed;
+    for (SweepConfig& c : sweep_configs(desc, h200(), {}, 0).configs) listed.push_back(c.plan);
+    const std::set<std::string> swept = keys_of(listed);
+    for (const std::string& key : keys_of(plan::rank_plans(desc, h200()))) EXPECT_TRUE(swept.count(key)) << key;
+  }
+}
+
+TEST(BenchSweep, VariesClustersMulticastAndTheCompanionWhereTheyExist) {
+  const plan::GemmDesc desc = problem_desc(dense_problem(8192, 8192, 8192));
+  // (cluster m, cluster n, multicast A, multicast B, companion) of every config.
+  std::set<std::tuple<uint32_t, uint32_t, bool, bool, bool>> variants;
+  std::set<std::pair<uint32_t, uint32_t>> tiles;
+  for (const SweepConfig& c : sweep_configs(desc, h200(), {}, 0).configs) {
+    const ClusterShape cs = c.plan.main.kernel.cluster;
+    // A multicast switch is only ever off where the operand has peers: else it changes nothing.
+    if (cs.n == 1) EXPECT_NE(c.config.multicast_a, 0) << format_config(c.config);
+    if (cs.m == 1) EXPECT_NE(c.config.multicast_b, 0) << format_config(c.config);
+    variants.insert({cs.m, cs.n, c.config.multicast_a != 0, c.config.multicast_b != 0, c.plan.companion.has_value()});
+    tiles.insert({c.plan.main.kernel.block_m, c.plan.main.kernel.block_n});
+  }
+  using V = std::tuple<uint32_t, uint32_t, bool, bool, bool>;
+  for (const V& v : {V{1, 1, true, true, false}, V{2, 1, true, true, false}, V{2, 1, true, false, false},
+                     V{1, 2, true, true, false}, V{1, 2, false, true, false}, V{2, 2, true, true, false},
+                     V{2, 2, false, true, false}, V{2, 2, true, false, false}, V{2, 2, false, false, false},
+                     V{4, 1, true, false, false}, V{1, 4, false, true, false},
+                     // Clusters of 4 fill 120 of 132 SMs: the companion takes the other 12.
+                     V{4, 1, true, true, true}, V{1, 4, true, true, true}, V{2, 2, true, true, true},
+                     V{2, 2, false, false, true}})
+    EXPECT_TRUE(variants.count(v)) << std::get<0>(v) << "x" << std::get<1>(v) << " mc " << std::get<2>(v)
+                                   << std::get<3>(v) << " companion " << std::get<4>(v);
+  // Every tile width the kernel has, at both row blocks.
+  EXPECT_EQ(tiles.size(), 2 * std::size(kWgmmaBF16Widths));
+}
+
+TEST(BenchSweep, SplitsKWhereThePlannerWouldWeighIt) {
+  const plan::GemmDesc few_tiles = problem_desc(dense_problem(128, 2112, 7168));
+  std::set<uint32_t> splits, planner_splits;
+  for (const SweepConfig& c : sweep_configs(few_tiles, h200(), {}, 0).configs) {
+    splits.insert(c.plan.k_splits);
+    EXPECT_EQ(c.config.k_splits, c.plan.k_splits);  // 1 too: never left to the planner
+    EXPECT_FALSE(c.plan.k_splits > 1 && c.plan.companion);
+  }
+  for (const plan::GemmPlan& p : plan::rank_plans(few_tiles, h200())) planner_splits.insert(p.k_splits);
+  EXPECT_EQ(splits, planner_splits);
+  EXPECT_GT(splits.size(), 1u);
+
+  // A wave of the largest tiles or more: the planner never splits, nor does the sweep.
+  for (const SweepConfig& c : sweep_configs(problem_desc(dense_problem(8192, 8192, 8192)), h200(), {}, 0).configs)
+    EXPECT_EQ(c.plan.k_splits, 1u);
+}
+
+TEST(BenchSweep, TheLimitKeepsTheModelsCheapest) {
+  const plan::GemmDesc desc = problem_desc(dense_problem(4096, 576, 7168));
+  const Sweep all = sweep_configs(desc, h200(), {}, 0);
+  ASSERT_GT(all.configs.size(), kDefaultSweepLimit);
+  for (size_t limit : {size_t{1}, size_t{5}, kDefaultSweepLimit}) {
+    const Sweep s = sweep_configs(desc, h200(), {}, limit);
+    EXPECT_EQ(s.total, all.total);
+    ASSERT_EQ(s.configs.size(), limit);
+    for (size_t i = 0; i < limit; ++i) EXPECT_EQ(plan_key(s.configs[i].plan), plan_key(all.configs[i].plan)) << i;
+  }
+  EXPECT_EQ(sweep_configs(desc, h200(), {}, all.total + 10).configs.size(), all.total);
+}
+
+TEST(BenchSweep, FieldsTheCallerSetStayFixed) {
+  const plan::GemmDesc desc = problem_desc(dense_problem(8192, 8192, 8192));
+  GemmConfig base;
+  base.cluster_m = 2;
+  base.cluster_n = 1;
+  base.multicast_b = 0;
+  const Sweep s = sweep_configs(desc, h200(), base, 0);
+  ASSERT_FALSE(s.configs.empty());
+  for (const SweepConfig& c : s.configs) {
+    EXPECT_EQ(c.plan.main.kernel.cluster, (ClusterShape{2, 1}));
+    EXPECT_FALSE(c.plan.schedule.multicast_b);
+    EXPECT_EQ(c.config.multicast_b, 0);
+    EXPECT_FALSE(c.plan.companion);
+  }
+  // One config per tile shape: nothing else is left to vary at 8192^3 (no split-K there).
+  EXPECT_EQ(s.total, 2 * std::size(kWgmmaBF16Widths));
+
+  GemmConfig bad;
+  bad.cluster_m = 4;
+  bad.cluster_n = 4;
+  EXPECT_THROW(sweep_configs(desc, h200(), bad, 0), Error);
+}
+
+TEST(BenchSweep, PlansEveryProblemButTheHostSuites) {
+  std::vector<BenchProblem> problems = make_suite("host");
+  problems.push_back(dense_problem(4096, 2112, 7168));
+  const std::vector<ProblemSweep> sweeps = plan_sweeps(problems, {}, 3, h200());
+  ASSERT_EQ(sweeps.size(), problems.size());
+  for (size_t i = 0; i + 1 < problems.size(); ++i) {
+    EXPECT_NE(sweeps[i].skipped.find("host suite"), std::string::npos);
+    EXPECT_TRUE(sweeps[i].sweep.configs.empty());
+  }
+  EXPECT_TRUE(sweeps.back().skipped.empty());
+  EXPECT_EQ(sweeps.back().sweep.configs.size(), 3u);
+
+  // The GPU run times the caller's own call first, then the sweep's configs in order.
+  const std::vector<GemmConfig> timed = sweep_timed_configs({}, sweeps.back().sweep);
+  ASSERT_EQ(timed.size(), 4u);
+  EXPECT_EQ(timed[0], GemmConfig{});
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(timed[i + 1], sweeps.back().sweep.configs[i].config);
+}
+
+TEST(BenchSweep, ListingNamesEachConfigAndTheTotal) {
+  const std::string text = sweep_listing({dense_problem(4096, 576, 7168), make_suite("host").front()}, {}, 4, h200());
+  EXPECT_NE(text.find("== custom 4096x576x7168"), std::string::npos);
+  EXPECT_NE(text.find("(pick)"), std::string::npos);
+  EXPECT_NE(text.find("no sweep: the host suite"), std::string::npos);
+  EXPECT_NE(text.find("sweep: 4 configs to time"), std::string::npos);
+  EXPECT_NE(text.find("limit 4 per problem"), std::string::npos);
+}
+
+TEST(BenchSweep, GapAndProgress) {
+  EXPECT_DOUBLE_EQ(pick_gap(100, 100), 0.0);
+  EXPECT_NEAR(pick_gap(105, 100), kSweepTargetGap, 1e-12);
+  EXPECT_NEAR(pick_gap(150, 100), 0.5, 1e-12);
+
+  EXPECT_EQ(progress_text(0, 10, 0), "[sweep] 0/10 configs   0%  0s elapsed");
+  // Halfway after 62 s: as long again to go.
+  EXPECT_EQ(progress_text(5, 10, 62), "[sweep] 5/10 configs  50%  1m02s elapsed, ETA 1m02s");
+  EXPECT_EQ(progress_text(10, 10, 125, "kernels"), "[sweep] 10/10 kernels 100%  2m05s elapsed");
+}
+
+TEST(BenchSweep, OddExtentsAreTheOddSuitesRowsWithNOrKOffEight) {
+  std::vector<std::string> odd;
+  for (const BenchProblem& p : make_suite("odd"))
+    if (has_odd_extents(p)) odd.push_back(p.label());
+  // Rows odd in m only (333x2112x7168, 255x576x7168) keep the cuBLAS column alone: issue #14's slow
+  // rows are those with n or k off a multiple of 8.
+  EXPECT_EQ(odd, (std::vector<std::string>{"4095x7167x4104", "4097x4097x4097", "129x24577x1536", "8191x8193x520"}));
+  BenchProblem tn = dense_problem(4097, 4097, 4097);
+  tn.layout = GemmLayout::kTN;
+  EXPECT_FALSE(has_odd_extents(tn));
+}
+
+}  // namespace
+}  // namespace tilecast::bench

@@ -1,0 +1,186 @@
+#include "sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "problem_desc.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+// Multicast switches of one operand: as the caller set it, or the planner's default (on where the
+// cluster has peers) and off.
+std::vector<int> multicast_choices(int given, bool has_peers) {
+  if (given != -1 || !has_peers) return {given};
+  return {-1, 0};
+}
+
+// The companion launch: as the caller set it, else off and on where it exists (beside clusters of
+// 4, never with split-K).
+std::vector<int> companion_choices(int given, const ClusterShape& cs, uint32_t k_splits) {
+  if (given != -1 || cs.size() != 4 || k_splits > 1) return {given};
+  return {-1, 1};
+}
+
+// The overrides that make the planner emit exactly `p` (rank_plans with them has p first).
+GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
+  GemmConfig c = base;
+  const GemmKernelSpec& k = p.main.kernel;
+  c.block_m = k.block_m;
+  c.block_n = k.block_n;
+  c.cluster_m = k.cluster.m;
+  c.cluster_n = k.cluster.n;
+  c.k_splits = p.k_splits;  // 1 too: left at 0 the planner could split a forced tile
+  if (!p.schedule.multicast_a) c.multicast_a = 0;
+  if (!p.schedule.multicast_b) c.multicast_b = 0;
+  if (p.companion) c.companion = 1;
+  return c;
+}
+
+}  // namespace
+
+std::string plan_key(const plan::GemmPlan& p) {
+  const GemmKernelSpec& k = p.main.kernel;
+  std::ostringstream s;
+  s << layout_name(k.layout) << " " << k.block_m << "x" << k.block_n << " st" << k.stages << " c" << k.cluster.m << "x"
+    << k.cluster.n << " mc" << (p.schedule.multicast_a && k.cluster.n > 1 ? "A" : "-")
+    << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
+    << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
+    << p.sm_budget;
+  if (p.companion)
+    s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
+      << ")";
+  return s.str();
+}
+
+Sweep sweep_configs(const plan::GemmDesc& desc, const plan::DeviceFacts& facts, const GemmConfig& base, size_t limit) {
+  const plan::GemmPlan pick = plan::rank_plans(desc, facts, base).front();  // throws for a bad base
+
+  std::vector<ClusterShape> clusters;
+  if (base.cluster_m) clusters = {{base.cluster_m, base.cluster_n}};
+  else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
+
+  std::vector<SweepConfig> all;
+  std::set<std::string> seen;
+  for (const ClusterShape& cs : clusters)
+    for (int mca : multicast_choices(base.multicast_a, cs.n > 1))    // A is shared along N
+      for (int mcb : multicast_choices(base.multicast_b, cs.m > 1))  // B is shared along M
+        for (int companion : companion_choices(base.companion, cs, base.k_splits)) {
+          GemmConfig o = base;
+          o.cluster_m = cs.m;
+          o.cluster_n = cs.n;
+          o.multicast_a = mca;
+          o.multicast_b = mcb;
+          o.companion = companion;
+          std::vector<plan::GemmPlan> ranked;
+          try {
+            ranked = plan::rank_plans(desc, facts, o);
+          } catch (const Error&) {
+            continue;  // nothing of this cluster fits (the SM budget, shared memory): not a config
+          }
+          for (plan::GemmPlan& p : ranked)
+            if (seen.insert(plan_key(p)).second) all.push_back({forcing(p, base), std::move(p), false});
+        }
+
+  std::stable_sort(all.begin(), all.end(),
+                   [](const SweepConfig& a, const SweepConfig& b) { return a.plan.cost.total_us < b.plan.cost.total_us; });
+  const std::string pick_key = plan_key(pick);
+  auto it = std::find_if(all.begin(), all.end(), [&](const SweepConfig& c) { return plan_key(c.plan) == pick_key; });
+  if (it == all.end()) throw Error("sweep: the planner's pick (" + pick_key + ") is not among its own candidates");
+  std::rotate(all.begin(), it, it + 1);
+  all.front().heuristic_pick = true;
+
+  Sweep s;
+  s.total = all.size();
+  if (limit && all.size() > limit) all.resize(limit);
+  s.configs = std::move(all);
+  return s;
+}
+
+std::vector<ProblemSweep> plan_sweeps(const std::vector<BenchProblem>& problems, const GemmConfig& base, size_t limit,
+                                      const plan::DeviceFacts& facts) {
+  std::vector<ProblemSweep> out(problems.size());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    if (problems[i].host_time) {
+      out[i].skipped = "the host suite times the enqueue of a cached call, not configs";
+      continue;
+    }
+    try {
+      out[i].sweep = sweep_configs(problem_desc(problems[i]), facts, base, limit);
+    } catch (const Error& e) {
+      out[i].skipped = std::string("planning failed: ") + e.what();
+    }
+  }
+  return out;
+}
+
+std::vector<GemmConfig> sweep_timed_configs(const GemmConfig& base, const Sweep& s) {
+  std::vector<GemmConfig> out{base};
+  for (const SweepConfig& c : s.configs) out.push_back(c.config);
+  return out;
+}
+
+double pick_gap(double pick_us, double best_us) { return best_us > 0 ? pick_us / best_us - 1.0 : 0.0; }
+
+namespace {
+
+std::string minutes_seconds(double s) {
+  const long total = std::lround(std::max(0.0, s));
+  char buf[32];
+  if (total >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", total / 60, total % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", total);
+  return buf;
+}
+
+}  // namespace
+
+std::string progress_text(size_t done, size_t total, double elapsed_s, const char* what) {
+  char buf[128];
+  const double pct = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+  std::snprintf(buf, sizeof buf, "[sweep] %zu/%zu %s %3.0f%%  %s elapsed", done, total, what, pct,
+                minutes_seconds(elapsed_s).c_str());
+  std::string s = buf;
+  if (done > 0 && done < total)
+    s += ", ETA " + minutes_seconds(elapsed_s / static_cast<double>(done) * static_cast<double>(total - done));
+  return s;
+}
+
+std::string sweep_listing(const std::vector<BenchProblem>& problems, const GemmConfig& base, size_t limit,
+                          const plan::DeviceFacts& facts) {
+  const std::vector<ProblemSweep> sweeps = plan_sweeps(problems, base, limit, facts);
+  std::ostringstream out;
+  size_t timed = 0, total = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    out << "== " << problems[i].suite << " " << problems[i].label() << "\n";
+    if (!sweeps[i].skipped.empty()) {
+      out << "   no sweep: " << sweeps[i].skipped << "\n";
+      continue;
+    }
+    std::istringstream lines(format_sweep(sweeps[i].sweep));
+    for (std::string line; std::getline(lines, line);) out << "   " << line << "\n";
+    timed += sweeps[i].sweep.configs.size();
+    total += sweeps[i].sweep.total;
+  }
+  out << "sweep: " << timed << " configs to time (of " << total << " the planner can emit) over " << problems.size()
+      << " problems, limit " << (limit ? std::to_string(limit) : std::string("none")) << " per problem\n";
+  return out.str();
+}
+
+std::string format_sweep(const Sweep& s) {
+  std::ostringstream out;
+  out << "sweep: " << s.configs.size() << " of " << s.total
+      << " configs, cheapest predicted first (the heuristic's pick first; \"auto\" is timed beside them)\n";
+  char line[96];
+  for (size_t i = 0; i < s.configs.size(); ++i) {
+    const SweepConfig& c = s.configs[i];
+    std::snprintf(line, sizeof line, "%4zu %9.1f us  ", i + 1, c.plan.cost.total_us);
+    out << line << format_config(c.config) << (c.heuristic_pick ? "  (pick)" : "") << "\n";
+    out << "                    " << c.plan.describe() << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tilecast::bench
