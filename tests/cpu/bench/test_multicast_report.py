@@ -166,6 +166,11 @@ class MulticastReport(unittest.TestCase):
         self.assertIn("| 0.667 | 0.667 |", model_line)
         read_line = next(l for l in text.splitlines() if l.startswith(f"| {READ}"))
         self.assertIn(f"| {2.0 / 2.9:.3f} | {2.0 / 2.4:.3f} |", read_line)
+        # Its worst gap to the model's 0.667: |0.833 - 0.667|; the delivered bytes (3 GB in every
+        # call) gap by |1 - 0.667|.
+        self.assertIn(f"| {2.0 / 2.4 - 2.0 / 3.0:.3f} |", read_line)
+        delivered_line = next(l for l in text.splitlines() if l.startswith(f"| {DELIVERED}"))
+        self.assertIn(f"| 1.000 | 1.000 | {1 - 2.0 / 3.0:.3f} |", delivered_line)
 
     def test_command_line_writes_the_page(self):
         md = os.path.join(self.dir.name, "table.md")
