@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #14's multicast measurement, the whole device part in one run of at most 9 minutes:
+# Issue #14's multicast measurement, the whole device part in one run of at most 8 minutes:
 #
 #   run: scripts/multicast_device.sh          (timeout_s 600; carrying a .jit-cache that
 #                                               `tilecast-warm` filled here saves ~10 s of NVRTC)
@@ -18,7 +18,7 @@
 #   tests     (only when named in TC_MCAST_STEPS) GemmMulticastWorth.*, the GPU tests of the same
 #             kernel configs; needs GoogleTest carried in .deps and NCCL
 # $OUT gets at most 8 files: log.txt, mcast.json, mcast.md, profile.json, counters.csv,
-# l2_576.ncu-rep, l2_576.txt, multicast.png. Knobs: TC_MCAST_BUDGET_S (540), TC_MCAST_STEPS
+# l2_576.ncu-rep, l2_576.txt, multicast.png. Knobs: TC_MCAST_BUDGET_S (480), TC_MCAST_STEPS
 # ("build bench counters sections report"), TC_MCAST_ENERGY_S (2: seconds of each energy loop),
 # TC_MCAST_BUILD_DIR (build-mcast), TC_MCAST_SECTIONS_CONFIG (block=128x144x64,cluster=2x1).
 set -uo pipefail
@@ -27,7 +27,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 log=$OUT/log.txt
 : >"$log"
-budget=${TC_MCAST_BUDGET_S:-540}
+budget=${TC_MCAST_BUDGET_S:-480}
 steps=" ${TC_MCAST_STEPS:-build bench counters sections report} "
 build_dir=${TC_MCAST_BUILD_DIR:-build-mcast}
 bench=$build_dir/tools/bench/tilecast-bench
