@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "tilecast/plan/grouped_surrogate.hpp"
 #include "tilecast/plan/simulator.hpp"
@@ -58,7 +59,7 @@ constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
 // Swapped operands (swap_ab) for m <= 64: weighed under the planner's own choice (GemmConfig
-// swap_ab -1) only once the swapsplit/splitk bench rows have measured them on the H200; until then
+// swap_ab -1) only once the swapab bench suite has measured them on the H200; until then
 // only swap_ab=1 plans them, so that merging the swapped kernel cannot slow any call down.
 constexpr bool kAutoWeighsSwapAB = false;
 // A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and
@@ -136,15 +137,16 @@ double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
   return (a + b) * 2 + d * dtype_bytes(out) * (has_c ? 2 : 1);
 }
 
-// The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
-// what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
-// of grouped_surrogate.hpp.
 // The problem the kernel walks: with swapped operands N runs along the tiles' rows.
 GemmProblem swapped_if(const GemmProblem& p, bool swap) {
   GemmProblem q = p;
   if (swap) std::swap(q.m, q.n);
   return q;
 }
+
+// The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
+// what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
+// of grouped_surrogate.hpp (swapped for a swap_ab candidate).
 
 std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped_surrogate, const DeviceFacts& f,
                                  const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,

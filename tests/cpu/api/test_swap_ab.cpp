@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "api/gemm_source.hpp"
 #include "gpu/gemm/swap_ab_cases.hpp"
+#include "tilecast/device/kernels/gemm_sm90/swapped_layout.cuh"
 #include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::plan {
@@ -151,6 +153,35 @@ TEST(SwapAbGeometry, NoEpilogueLoaderAndEveryStageFits) {
         EXPECT_EQ(g.tile_b_bytes % kSwizzleAtomBytes, 0u) << "every B stage starts on a swizzle atom";
         EXPECT_LE(g.smem.launch_bytes, kSm90MaxSmemBytes);
       }
+}
+
+// The swapped epilogue's thread -> element mapping: over both consumer warpgroups' 128 threads
+// and every accumulator of a 128 x bn tile, each tile element is stored exactly once, and each
+// thread's accumulator indices are 0 .. bn / 2 - 1 once each.
+TEST(SwapAbEpilogue, ThreadsCoverEveryTileElementOnce) {
+  for (uint32_t bn : kWgmmaSwapWidths) {
+    GemmKernelSpec s = swapped_spec(bn);
+    const GemmGeometry g = gemm_geometry(s);
+    std::vector<int> hits(kSwapBlockM * bn, 0);
+    for (uint32_t wg = 0; wg < s.consumer_warpgroups; ++wg)
+      for (uint32_t thread = 0; thread < 128; ++thread) {
+        std::vector<int> used(bn / 2, 0);
+        for (uint32_t atom = 0; atom < g.atoms_m; ++atom)
+          for (uint32_t j = 0; j < bn / 8; ++j)
+            for (uint32_t half = 0; half < 2; ++half)
+              for (uint32_t e = 0; e < 2; ++e) {
+                const SwappedAccPosition p = swapped_acc_position(g.warpgroup_m, wg, thread, atom, j, half, e);
+                ASSERT_LT(p.row, kSwapBlockM);
+                ASSERT_LT(p.col, bn);
+                ASSERT_LT(p.index, bn / 2);
+                ++hits[p.row * bn + p.col];
+                ++used[p.index];
+              }
+        for (uint32_t i = 0; i < bn / 2; ++i) EXPECT_EQ(used[i], 1) << "bn " << bn << " thread " << thread;
+      }
+    for (uint32_t i = 0; i < hits.size(); ++i)
+      ASSERT_EQ(hits[i], 1) << "bn " << bn << ": tile row " << i / bn << " column " << i % bn;
+  }
 }
 
 TEST(SwapAbPlanner, SwapOnTakesMRoundedUpToEightAsTheTileWidth) {

@@ -18,6 +18,7 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
+#include "tilecast/device/kernels/gemm_sm90/swapped_layout.cuh"
 
 namespace tilecast {
 
@@ -38,14 +39,11 @@ class SwappedEpilogue {
     Out* d = static_cast<Out*>(params_.d_ptr) + group * params_.d_batch;
     const Out* c = static_cast<const Out*>(params_.c_ptr) + group * params_.c_batch;
     const Bias* bias = static_cast<const Bias*>(params_.bias_ptr);
-    const uint32_t lane = thread_ % 32;
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
       for (uint32_t half = 0; half < 2; ++half) {
-        // wgmma's accumulator layout (ptx/wgmma_bf16.cuh): this thread's rows and column pairs.
-        const uint32_t tile_row =
-            warpgroup_ * Cfg::kWarpgroupM + a * kWgmmaAtomRows + (thread_ / 32) * 16 + lane / 4 + 8 * half;
+        const uint32_t tile_row = swapped_acc_position(Cfg::kWarpgroupM, warpgroup_, thread_, a, 0, half, 0).row;
         if (tile_row >= w.rows) continue;
         const uint32_t n = w.row + tile_row;  // D's column
         float add = 0.0f;
@@ -54,10 +52,11 @@ class SwappedEpilogue {
         for (uint32_t j = 0; j < kGroups; ++j)
 #pragma unroll
           for (uint32_t e = 0; e < 2; ++e) {
-            const uint32_t tile_col = j * 8 + (lane % 4) * 2 + e;
+            const SwappedAccPosition pos = swapped_acc_position(Cfg::kWarpgroupM, warpgroup_, thread_, a, j, half, e);
+            const uint32_t tile_col = pos.col;
             if (tile_col >= w.cols) continue;
             const uint64_t at = uint64_t{w.col + tile_col} * params_.ldd + n;  // D[m][n]
-            float v = params_.alpha * acc[a][4 * j + 2 * half + e];
+            float v = params_.alpha * acc[a][pos.index];
             if constexpr (Cfg::kHasC)
               v = fmaf(params_.beta, static_cast<float>(c[uint64_t{w.col + tile_col} * params_.ldc + n]), v);
             if constexpr (Cfg::kHasBias) v += add;

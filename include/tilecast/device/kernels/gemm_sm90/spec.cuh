@@ -175,8 +175,10 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
   // swap_ab enters only when set, so that every unswapped spec keeps the fingerprint (and the
   // generated source, and so the JIT cache entry) it had before the field existed.
-  if (s.swap_ab)
-    for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ (byte == 0 ? 1u : 0u)) * 1099511628211ull;
+  if (s.swap_ab) {
+    const uint32_t f = 1;  // the field's value, hashed as the others are
+    for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
+  }
   return h;
 }
 
