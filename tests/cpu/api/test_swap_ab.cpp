@@ -308,6 +308,8 @@ TEST(SwapAbGpuCases, EveryCasePlansTheSwappedKernel) {
     }
   EXPECT_GE(cases, 200u);
   EXPECT_GE(split, cases / 3);
+  for (const test::GemmCase& c : test::swap_ab_graph_cases())
+    EXPECT_TRUE(plan_gemm(test::desc_of(c), f, c.config).main.kernel.swap_ab) << c.name();
 }
 
 }  // namespace

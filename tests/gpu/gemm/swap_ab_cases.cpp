@@ -103,4 +103,14 @@ std::vector<GemmCase> swap_ab_determinism_cases() {
   return out;
 }
 
+std::vector<GemmCase> swap_ab_graph_cases() {
+  std::vector<GemmCase> out;
+  for (uint32_t s : {1u, 4u}) {
+    GemmCase c = make_case("swap_graph", 7, 4100, 7168, DType::kBF16, {true, false}, s, 0);
+    c.guard_rows = 0;  // GraphBuffers' D has padded rows but no rows past m
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace tilecast::test

@@ -13,5 +13,7 @@ namespace tilecast::test {
 std::vector<GemmCase> swap_ab_cases();
 // The determinism test's problems: unsplit and split, with C and a bias, batched.
 std::vector<GemmCase> swap_ab_determinism_cases();
+// The CUDA-graph test's problems (with C, unsplit and split; graph_replay.hpp's buffers, no guard).
+std::vector<GemmCase> swap_ab_graph_cases();
 
 }  // namespace tilecast::test

@@ -1,11 +1,13 @@
 // Swapped operands (swap_ab=1: the kernel computes D^T = B * A^T) on the GPU: correctness against
 // cuBLASLt with D poisoned and its buffer's rows past m and padding past n checked untouched
-// (swap_ab_cases), unsplit and with split-K; and bit-identical output for the same input twice.
+// (swap_ab_cases), unsplit and with split-K; bit-identical output for the same input twice; and a
+// capture into a CUDA graph replayed with new inputs.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
+#include "graph_replay.hpp"
 #include "swap_ab_cases.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast_test/cuda_check.hpp"
@@ -63,6 +65,25 @@ TEST_P(SwapAbRuns, SameInputTwiceGivesIdenticalBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SwapAbRuns, ::testing::ValuesIn(swap_ab_determinism_cases()),
+                         [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
+
+using SwapAbGraphs = StreamTest<GemmCase>;
+
+// Nothing on the swapped path allocates or compiles at launch: prepared, run once, captured, and
+// every replay over new inputs matches cuBLASLt.
+TEST_P(SwapAbGraphs, CapturedInAGraphReplaysWithNewInputs) {
+  const GemmCase& g = GetParam();
+  GraphBuffers x(g);
+  const MatrixView* c = g.with_c ? &x.c.view : nullptr;
+  prepare(x.a.view, x.b.view, x.d.view, c, g.config);
+  x.refill(stream_, g.with_c);
+  gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);
+  const cudaGraphExec_t exec = capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config); });
+  ASSERT_TRUE(replays_match(exec, x, g.with_c, 5, stream_));
+  cudaGraphExecDestroy(exec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SwapAbGraphs, ::testing::ValuesIn(swap_ab_graph_cases()),
                          [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
 
 }  // namespace

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
                                 test::layout_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()},
                                 test::split_k_cases(), test::split_k_graph_cases(),
-                                test::swap_ab_cases(), test::swap_ab_determinism_cases()};
+                                test::swap_ab_cases(), test::swap_ab_determinism_cases(),
+                                test::swap_ab_graph_cases()};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
   auto grouped = only_layouts ? std::vector<std::vector<test::GroupedCase>>{}
