@@ -5,6 +5,7 @@
 // errors, and that every GPU case of test_gemm_swap_ab plans the swapped kernel it means to test.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -295,8 +296,10 @@ TEST(SwapAbConfig, TextRoundTrips) {
 TEST(SwapAbGpuCases, EveryCasePlansTheSwappedKernel) {
   const DeviceFacts f = DeviceFacts::h200_model();
   size_t split = 0, cases = 0;
-  for (const auto& list : {test::swap_ab_cases(), test::swap_ab_determinism_cases()})
+  for (const auto& list : {test::swap_ab_cases(), test::swap_ab_determinism_cases()}) {
+    std::set<std::string> names;  // gtest refuses two parameters of one name
     for (const test::GemmCase& c : list) {
+      EXPECT_TRUE(names.insert(c.name()).second) << c.name() << " twice";
       ++cases;
       const GemmPlan p = plan_gemm(test::desc_of(c), f, c.config);
       EXPECT_TRUE(p.main.kernel.swap_ab) << c.name();
@@ -306,6 +309,7 @@ TEST(SwapAbGpuCases, EveryCasePlansTheSwappedKernel) {
       EXPECT_GT(c.guard_rows, 0) << c.name() << ": D's buffer has rows past m";
       split += p.k_splits > 1;
     }
+  }
   EXPECT_GE(cases, 200u);
   EXPECT_GE(split, cases / 3);
   for (const test::GemmCase& c : test::swap_ab_graph_cases())
