@@ -53,6 +53,11 @@ struct GemmConfig {
   // Split-K (dense and batched GEMMs): K cut into this many slices, summed in a fixed order by a
   // reduce kernel (bit-identical run to run). 0: the planner's choice, 1: off, 2..kMaxKSplits.
   uint32_t k_splits = 0;
+  // Swapped operands for small M (m <= 64, NT, dense and batched): the kernel computes D^T = B * A^T
+  // so that N runs along the 128-row tiles and M along a tile 8..64 wide. -1: the planner's choice
+  // (which weighs it only once the H200 has measured it: kAutoWeighsSwapAB in gemm_plan.cpp), 0
+  // off, 1 on (for another M, layout or GEMM type an error).
+  int swap_ab = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -105,7 +110,7 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
   gemm(GemmLayout::kTT, a, b, d, stream, epilogue, config);
 }
 
-// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4" (any
+// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

@@ -17,13 +17,13 @@ void bind_config(nb::module_& m) {
           "__init__",
           [](GemmConfig* self, uint32_t block_m, uint32_t block_n, uint32_t block_k, uint32_t stages, uint32_t cluster_m,
              uint32_t cluster_n, int multicast_a, int multicast_b, uint32_t swizzle, uint32_t max_sms, int companion,
-             uint32_t k_splits) {
-            new (self) GemmConfig{block_m, block_n, block_k, stages, cluster_m, cluster_n, multicast_a, multicast_b,
-                                  swizzle, max_sms, companion, k_splits};
+             uint32_t k_splits, int swap_ab) {
+            new (self) GemmConfig{block_m, block_n, block_k, stages, cluster_m, cluster_n, multicast_a,
+                                  multicast_b, swizzle, max_sms, companion, k_splits, swap_ab};
           },
           nb::kw_only(), "block_m"_a = 0, "block_n"_a = 0, "block_k"_a = 0, "stages"_a = 0, "cluster_m"_a = 0,
           "cluster_n"_a = 0, "multicast_a"_a = -1, "multicast_b"_a = -1, "swizzle"_a = 0, "max_sms"_a = 0,
-          "companion"_a = -1, "k_splits"_a = 0)
+          "companion"_a = -1, "k_splits"_a = 0, "swap_ab"_a = -1)
       .def(
           "__init__", [](GemmConfig* self, const std::string& text) { new (self) GemmConfig(parse_config(text)); },
           "text"_a, "From the config text: GemmConfig('block=128x256x64,cluster=2x1').")
@@ -39,6 +39,7 @@ void bind_config(nb::module_& m) {
       .def_rw("max_sms", &GemmConfig::max_sms)
       .def_rw("companion", &GemmConfig::companion)
       .def_rw("k_splits", &GemmConfig::k_splits)
+      .def_rw("swap_ab", &GemmConfig::swap_ab)
       .def("__eq__", [](const GemmConfig& x, const GemmConfig& y) { return x == y; })
       .def("__str__", &format_config)
       .def("__repr__", [](const GemmConfig& c) { return "tilecast.GemmConfig('" + format_config(c) + "')"; });

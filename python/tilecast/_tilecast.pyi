@@ -21,6 +21,7 @@ class GemmConfig:
     max_sms: int
     companion: int
     k_splits: int
+    swap_ab: int
     @overload
     def __init__(
         self,
@@ -37,6 +38,7 @@ class GemmConfig:
         max_sms: int = 0,
         companion: int = -1,
         k_splits: int = 0,
+        swap_ab: int = -1,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "api/epilogue_only.hpp"
 #include "api/prepared.hpp"
@@ -79,9 +80,14 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   const MatrixView &a = args.a, &b = args.b, &d = args.d;
   PreparedCall call;
   const GemmGeometry& g = gemm->geometry;
-  call.a = descriptor(a, g.a_box, jit::TmaSwizzle::k128B);
-  call.b = descriptor(b, g.b_box, jit::TmaSwizzle::k128B);
-  if (gemm->plan.k_splits > 1) {
+  // Swapped operands: the kernel's A is the caller's B (its 128-row tiles run over N) and its B
+  // the caller's A; its epilogue stores D, and reads C and the bias, through pointers.
+  const bool swap = gemm->plan.main.kernel.swap_ab;
+  call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
+  call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
+  if (swap) {
+    call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;  // never read
+  } else if (gemm->plan.k_splits > 1) {
     // The kernel reads no C and no bias, and its D is the workspace (aim_at_workspace).
     call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;
   } else {
@@ -94,6 +100,7 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
 
   GemmParams& p = call.params;
   p.problem = desc.problem;  // with this call's group data: the cached plan holds sizes only
+  if (swap) std::swap(p.problem.m, p.problem.n);  // the kernel walks D^T (GemmPlan::kernel_problem)
   p.problem.k_splits = gemm->plan.k_splits;
   p.schedule = gemm->plan.schedule;
   p.num_clusters = gemm->plan.main.clusters;
@@ -102,6 +109,12 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   p.d_ptr = d.data;
   p.ldd = static_cast<uint64_t>(d.ld());
   p.d_batch = static_cast<uint64_t>(d.batch_step());
+  if (swap && desc.has_c) {
+    p.c_ptr = args.c.data;
+    p.ldc = static_cast<uint64_t>(args.c.ld());
+    p.c_batch = static_cast<uint64_t>(args.c.batch_step());
+  }
+  if (swap && desc.has_bias) p.bias_ptr = args.bias.data;
   p.wait = wait_bound(wait_timeout_ns(), gemm->device->wait_record_device());
   p.layout_fault = gemm->device->layout_fault_record_device();
   if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;

@@ -71,9 +71,10 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "max_sms") cfg.max_sms = parse_u32(key, v);
     else if (key == "companion") cfg.companion = parse_switch(key, v);
     else if (key == "k_splits") cfg.k_splits = parse_u32(key, v);
+    else if (key == "swap_ab") cfg.swap_ab = parse_switch(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
-                  "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits)");
+                  "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits, swap_ab)");
   }
   return cfg;
 }
@@ -92,6 +93,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.max_sms != d.max_sms) s << ",max_sms=" << c.max_sms;
   if (c.companion != d.companion) s << ",companion=" << c.companion;
   if (c.k_splits != d.k_splits) s << ",k_splits=" << c.k_splits;
+  if (c.swap_ab != d.swap_ab) s << ",swap_ab=" << c.swap_ab;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

@@ -36,7 +36,7 @@ const char* type_name(GemmType t) {
 
 // The traits struct's name, which profilers and sanitizers show as the kernel's template
 // argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal"; other layouts than
-// NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn").
+// NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn"; swapped operands "_swapab").
 std::string traits_name(const GemmKernelSpec& s) {
   return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
          "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
@@ -46,13 +46,15 @@ std::string traits_name(const GemmKernelSpec& s) {
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? "_offsets" : "_rowindex")
               : "") +
          (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "") +
-         (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string());
+         (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string()) +
+         (s.swap_ab ? "_swapab" : "");
 }
 
 }  // namespace
 
 jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
-  return jit::KernelSource("tilecast::gemm_sm90_kernel", traits_name(s))
+  jit::KernelSource source("tilecast::gemm_sm90_kernel", traits_name(s));
+  source
       .include("tilecast/device/kernels/gemm_sm90/kernel.cuh")
       .field("kBlockM", s.block_m)
       .field("kBlockN", s.block_n)
@@ -70,9 +72,11 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
                                                                : "tilecast::ContiguousLayout::kRowIndex")
       .field("kDynamicUnits", s.dynamic_units)
       .field("kSplitK", s.split_k)
-      .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout))
-      .field("kSpecFingerprint", spec_fingerprint(s))
-      .spec();
+      .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout));
+  // Only where set: an unswapped kernel's source is the one it was before swap_ab existed, so
+  // its JIT cache entries stay valid (spec_of reads a missing kSwapAB as false).
+  if (s.swap_ab) source.field("kSwapAB", true);
+  return source.field("kSpecFingerprint", spec_fingerprint(s)).spec();
 }
 
 }  // namespace tilecast::api

@@ -21,7 +21,6 @@ struct PlanKey {
   plan::GemmDesc desc;
   GemmConfig config;
   int device;
-  int32_t unused_ = 0;  // explicit padding up to the desc's 8-byte alignment
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");

@@ -34,7 +34,8 @@ std::string describe_kernel(const GemmKernelSpec& s) {
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
               : "") +
          (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? " split-K" : "") +
-         (s.layout != GemmLayout::kNT ? std::string(" ") + layout_name(s.layout) : std::string());
+         (s.layout != GemmLayout::kNT ? std::string(" ") + layout_name(s.layout) : std::string()) +
+         (s.swap_ab ? " swap-AB" : "");
 }
 
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "tilecast/plan/grouped_surrogate.hpp"
 #include "tilecast/plan/simulator.hpp"
@@ -57,11 +58,39 @@ constexpr double kReduceLaunchUs = 3.0;
 constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
+// Swapped operands (swap_ab) for m <= 64: weighed under the planner's own choice (GemmConfig
+// swap_ab -1) only once the swapab bench suite has measured them on the H200; until then
+// only swap_ab=1 plans them, so that merging the swapped kernel cannot slow any call down.
+constexpr bool kAutoWeighsSwapAB = false;
+// A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and
+// retired at a fixed cost that a narrow N does not shrink (a stated figure for the swapped
+// kernel's 8..56-wide tiles, to be calibrated by the bench rows above).
+constexpr uint32_t kSwapWgmmaFloorN = 32;
+// The swapped epilogue's element stores (epilogue_swapped.cuh: 8 lanes write 8 consecutive
+// elements of a row of D, 16 or 32 bytes) reach this fraction of HBM's write rate (stated, like
+// the floor above). Charged after the main loop: with one wave nothing overlaps it.
+constexpr double kSwappedStoreEfficiency = 0.25;
 
 std::string widths_list() {
   std::string s;
   for (uint32_t w : kWgmmaBF16Widths) s += (s.empty() ? "" : ", ") + std::to_string(w);
   return s;
+}
+
+std::string swap_widths_list() {
+  std::string s;
+  for (uint32_t w : kWgmmaSwapWidths) s += (s.empty() ? "" : ", ") + std::to_string(w);
+  return s;
+}
+
+// Why `d` cannot run with swapped operands, or null (the rules of swap_ab_error in spec.cuh, as
+// the caller's problem states them).
+const char* swap_misfit(const GemmDesc& d) {
+  if (d.problem.m > kSwapMaxM) return "m is more than 64 (the swapped tile's width is M's side)";
+  if (d.layout != GemmLayout::kNT) return "the layout is not NT (swapped operands stay K-major)";
+  if (d.problem.type != GemmType::kNormal && d.problem.type != GemmType::kBatched)
+    return "it is for dense and batched GEMMs only";
+  return nullptr;
 }
 
 // How much longer than its MMAs a k-step takes because shared memory cannot feed them. Per k-step
@@ -108,12 +137,21 @@ double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
   return (a + b) * 2 + d * dtype_bytes(out) * (has_c ? 2 : 1);
 }
 
+// The problem the kernel walks: with swapped operands N runs along the tiles' rows.
+GemmProblem swapped_if(const GemmProblem& p, bool swap) {
+  GemmProblem q = p;
+  if (swap) std::swap(q.m, q.n);
+  return q;
+}
+
 // The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
 // what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
-// of grouped_surrogate.hpp.
-std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_surrogate, const DeviceFacts& f,
+// of grouped_surrogate.hpp (swapped for a swap_ab candidate).
+
+std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped_surrogate, const DeviceFacts& f,
                                  const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,
-                                 uint32_t splits, std::string& misfit) {
+                                 uint32_t splits, bool swap, std::string& misfit) {
+  const GemmProblem unsplit_surrogate = swapped_if(unswapped_surrogate, swap);
   GemmKernelSpec k;
   k.block_m = bm;
   k.block_n = bn;
@@ -128,6 +166,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_s
   if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
   // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
   k.dynamic_units = o.companion == 1 && cs.size() == 4;
+  k.swap_ab = swap;
   GemmProblem surrogate = unsplit_surrogate;
   if (splits > 1) {
     // The GEMM stores FP32 partial sums into the workspace; the reduce kernel applies the rest.
@@ -154,7 +193,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_s
 
   // Size the grid as a persistent launch: as many clusters as fit, but never more than the most
   // units any group data of these sizes can give (grouped_surrogate.hpp; exact for dense shapes).
-  const uint64_t units = std::max<uint64_t>(max_units(plan.desc.problem, plan.schedule), 1);
+  const uint64_t units = std::max<uint64_t>(max_units(plan.kernel_problem(), plan.schedule), 1);
   if (units > UINT32_MAX) {
     misfit = "the problem has more than 2^32 units of work for block " + std::to_string(bm) + "x" + std::to_string(bn);
     return std::nullopt;
@@ -172,7 +211,10 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_s
 
   CostEstimate& c = plan.cost;
   const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
-  const double k_step_s = 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k);
+  // A swapped tile's narrow wgmma is charged at least kSwapWgmmaFloorN wide; shared memory's
+  // bound (smem_slowdown) is its own and, for unswapped tiles, always the larger.
+  const double mma_s = 2.0 * bm * (swap ? std::max(bn, kSwapWgmmaFloorN) : bn) * kGemmBlockK / sm_flops;
+  const double k_step_s = std::max(mma_s, 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k));
   c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
   if (k.consumer_warpgroups == 1) c.mma_us *= kOneWarpgroupSlowdown;
@@ -198,7 +240,13 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unsplit_s
     c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
     c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
   }
-  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us;
+  if (swap) {
+    // D (or the FP32 workspace) leaves in element stores, not TMA stores.
+    const double stored = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n *
+                          (splits > 1 ? splits * sizeof(float) : dtype_bytes(d.out));
+    c.swapped_store_us = stored / (hbm_bps * kSwappedStoreEfficiency) * 1e6;
+  }
+  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us + c.swapped_store_us;
   c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
   return plan;
 }
@@ -273,8 +321,19 @@ void check_overrides(const GemmConfig& o) {
   const auto fail = [](const std::string& what) { throw Error("config: " + what); };
   if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs))
     fail("block_m " + std::to_string(o.block_m) + " is not 64 or 128 (0: the planner's choice)");
-  if (o.block_n && !is_wgmma_width(o.block_n))
+  if (o.swap_ab < -1 || o.swap_ab > 1)
+    fail("swap_ab " + std::to_string(o.swap_ab) + " is not -1 (auto), 0 (off) or 1 (on)");
+  if (o.swap_ab == 1) {
+    if (o.block_m && o.block_m != kSwapBlockM)
+      fail("swap_ab=1 with block_m " + std::to_string(o.block_m) + ": swapped tiles are " +
+           std::to_string(kSwapBlockM) + " rows over N");
+    if (o.block_n && !is_wgmma_swap_width(o.block_n))
+      fail("swap_ab=1 with block_n " + std::to_string(o.block_n) + ": a swapped tile is " + swap_widths_list() +
+           " wide (M's side)");
+    if (o.companion == 1) fail("swap_ab=1 runs without a companion launch (companion=1)");
+  } else if (o.block_n && !is_wgmma_width(o.block_n)) {
     fail("block_n " + std::to_string(o.block_n) + " is not a tile width the kernel has (" + widths_list() + ")");
+  }
   if (o.block_k && o.block_k != kGemmBlockK) fail("block_k " + std::to_string(o.block_k) + " is not 64 (BF16's)");
   if ((o.cluster_m == 0) != (o.cluster_n == 0)) fail("give cluster_m and cluster_n together");
   if (o.cluster_m && !is_cluster_shape({o.cluster_m, o.cluster_n}))
@@ -321,6 +380,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   if (o.k_splits > 1 && !splittable)
     throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
+  // Swapped operands: as asked for, or where the planner may weigh them (kAutoWeighsSwapAB).
+  std::vector<bool> swaps{o.swap_ab == 1 ? true : false};
+  if (o.swap_ab == 1) {
+    if (const char* why = swap_misfit(d))
+      throw Error("config: swap_ab=1 for a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                  std::to_string(p.k) + " problem: " + why);
+  } else if (o.swap_ab == -1 && kAutoWeighsSwapAB && !swap_misfit(d) && o.companion != 1 &&
+             (!o.block_m || o.block_m == kSwapBlockM) && (!o.block_n || is_wgmma_swap_width(o.block_n))) {
+    swaps.push_back(true);
+  }
   std::vector<uint32_t> splits{1};
   if (o.k_splits > 1) {
     splits = {o.k_splits};
@@ -334,13 +403,19 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::string misfit;  // why the last candidate that could not run could not
   std::string first_misfit;  // the same, for the first split count (1 unless forced)
   bool first_fits = false;
+  // A swapped tile is 128 rows over N and M rounded up to a multiple of 8 wide (or as given).
+  const std::vector<uint32_t> swap_bms{kSwapBlockM};
+  const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
   for (uint32_t s : splits) {
-    for (uint32_t bm : bms)
-      for (uint32_t bn : bns)
-        for (const ClusterShape& cs : clusters) {
-          if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0]) continue;  // no tile wider than the problem
-          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, misfit)) out.push_back(std::move(*plan));
-        }
+    for (bool swap : swaps)
+      for (uint32_t bm : swap ? swap_bms : bms)
+        for (uint32_t bn : swap ? swap_bns : bns)
+          for (const ClusterShape& cs : clusters) {
+            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0])
+              continue;  // no tile wider than the problem
+            if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, misfit))
+              out.push_back(std::move(*plan));
+          }
     if (s == splits.front()) {
       first_fits = !out.empty();
       first_misfit = misfit;
@@ -353,6 +428,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
+    if (ka.swap_ab != kb.swap_ab) return !ka.swap_ab;  // the measured kernel over the newer one
     if (ka.cluster.size() != kb.cluster.size()) return ka.cluster.size() < kb.cluster.size();
     if (ka.block_m * ka.block_n != kb.block_m * kb.block_n) return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
     return ta < tb;
@@ -363,6 +439,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
 }
 
 GemmPlan plan_gemm(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& o) { return rank_plans(d, f, o).front(); }
+
+GemmProblem GemmPlan::kernel_problem() const { return swapped_if(desc.problem, main.kernel.swap_ab); }
 
 uint32_t GemmPlan::workspace_ld() const { return (desc.problem.n + 3) / 4 * 4; }
 
@@ -380,6 +458,7 @@ std::string GemmPlan::describe() const {
     << " clusters " << main.clusters;
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
   if (k_splits > 1) s << " split-K " << k_splits;
+  if (k.swap_ab) s << " swap-AB";
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
   s << est;
@@ -399,7 +478,7 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
     const GemmPlan& p = ranked[i];
     const GemmKernelSpec& k = p.main.kernel;
     char tile[16], cluster[24];
-    std::snprintf(tile, sizeof tile, "%ux%u", k.block_m, k.block_n);
+    std::snprintf(tile, sizeof tile, "%ux%u%s", k.block_m, k.block_n, k.swap_ab ? "/sw" : "");
     std::snprintf(cluster, sizeof cluster, "%ux%u%s", k.cluster.m, k.cluster.n, p.companion ? "+c" : "");
     const uint32_t sms = p.main.clusters * k.cluster.size() +
                          (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);

@@ -52,8 +52,8 @@ problems
   --suite a,b,...     dense (8192^3), m4096 and m128 (DeepGEMM's normal (n,k) list), mgrouped,
                       masked, kgrouped (weight gradients, fp32, accumulating), deepseek-v3 (one
                       MoE layer: prefill, decode, weight gradients), square, odd, splitk
-                      (issue #12's small-M rows); nn, tn, tt (8192^3 and the m = 4096 list with A
-                      and B stored in those layouts); default
+                      (issue #12's small-M rows), swapab (m = 1..64, for swap_ab); nn, tn, tt
+                      (8192^3 and the m = 4096 list with A and B stored in those layouts); default
                       (= dense,m4096,m128,odd) or all. Default: default, or nothing when --shape
                       is given. mcast: what multicast is worth (three shapes x every cluster,
                       multicast off, companion; flushed time, sustained clock and energy, the
@@ -65,7 +65,8 @@ problems
 tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heuristic's)
   --cluster MxN       CTAs along M x along N: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4
   --config k=v,...    block=BMxBNxBK, block_m, block_n, block_k, stages, cluster=MxN, cluster_m,
-                      cluster_n, multicast_a, multicast_b (0/1), swizzle, max_sms, companion (0/1)
+                      cluster_n, multicast_a, multicast_b (0/1), swizzle, max_sms, companion (0/1),
+                      k_splits, swap_ab (0/1; 1: rows with m > 64 are marked unavailable)
   --split-compare     one row each for the planner's choice, split-K off (k_splits=1) and
                       forced to 2, 3, 4, 8 and 16 slices, for each problem
   --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters

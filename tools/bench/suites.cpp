@@ -186,7 +186,7 @@ std::string BenchProblem::label() const {
 
 std::vector<std::string> suite_names() {
   return {"dense", "m4096", "m128",  "mgrouped", "masked", "kgrouped", "deepseek-v3", "square",
-          "odd",   "host",  "fp32c", "bias",     "splitk", "nn",       "tn",          "tt"};
+          "odd",   "host",  "fp32c", "bias",     "splitk", "swapab",   "nn",          "tn",          "tt"};
 }
 
 std::vector<BenchProblem> make_suite(const std::string& name) {
@@ -280,6 +280,19 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
     batched.kind = Kind::kBatched;
     batched.groups = 4;
     out.push_back(batched);
+  } else if (name == "swapab") {
+    // Issue #12's swapped operands: decode-sized M (1..64) against the m = 128 list's N and K and
+    // the splitk suite's small-M rows; run once as is and once with --config swap_ab=1 (add
+    // --split-compare to see each split of both), same cuBLASLt in each run.
+    for (int64_t m : {1, 8, 16, 33, 64})
+      for (const auto& nk : {std::array<int64_t, 2>{4096, 7168}, {576, 7168}, {7168, 2048}, {2112, 7168}})
+        out.push_back(dense(name, m, nk[0], nk[1]));
+    out.push_back(dense(name, 1, 4096, 4096));
+    out.push_back(dense(name, 7, 1000, 16384));
+    BenchProblem batched = dense(name, 64, 2048, 7168);
+    batched.kind = Kind::kBatched;
+    batched.groups = 4;
+    out.push_back(batched);
   } else if (name == "nn" || name == "tn" || name == "tt") {
     // The other layouts on the shapes NT is measured on, each against cuBLASLt in that layout.
     const GemmLayout layout = name == "nn" ? GemmLayout::kNN : name == "tn" ? GemmLayout::kTN : GemmLayout::kTT;
@@ -299,7 +312,7 @@ std::vector<BenchProblem> make_suite(const std::string& name) {
       for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   } else {
     throw std::invalid_argument("unknown suite '" + name + "' (dense, m4096, m128, mgrouped, masked, kgrouped, "
-                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, nn, tn, tt, mcast, default, all)");
+                                "deepseek-v3, square, odd, host, fp32c, bias, splitk, swapab, nn, tn, tt, mcast, default, all)");
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "tilecast_runner.hpp"
 
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/grouped.hpp"
 #include "tilecast_test/fill.hpp"
 
@@ -7,6 +8,12 @@ namespace tilecast::bench {
 
 TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmConfig& cfg) {
   TilecastCall call;
+  // swap_ab=1 over a whole suite: the rows it cannot swap say so instead of failing.
+  if (cfg.swap_ab == 1 && (p.m > kSwapMaxM || p.layout != GemmLayout::kNT ||
+                           (p.kind != Kind::kDense && p.kind != Kind::kBatched))) {
+    call.unavailable = "swap_ab=1 is for m <= 64, NT, dense and batched GEMMs";
+    return call;
+  }
   const MatrixView a = w.a.view, b = w.b.view, d = w.d_tilecast.view;
   const int32_t* group = w.group_ptr();
   switch (p.kind) {

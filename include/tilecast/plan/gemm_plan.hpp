@@ -63,6 +63,9 @@ struct CostEstimate {
   // Split-K: the reduce kernel (its launch behind the GEMM, then the partial sums read, C read,
   // D written), which runs after the GEMM and adds to its time. 0 without split-K.
   double reduce_us = 0;
+  // Swapped operands (swap_ab): D, or the split workspace, stored element by element and
+  // transposed after the main loop. 0 for unswapped plans.
+  double swapped_store_us = 0;
   double total_us = 0;
   double waves = 0;    // units per cluster of the launch(es)
   uint64_t l2_to_sm_bytes = 0;          // with multicast as planned
@@ -91,6 +94,9 @@ struct GemmPlan {
   uint32_t workspace_ld() const;
 
   GemmGeometry geometry() const { return gemm_geometry(main.kernel); }
+  // The problem the kernels walk: desc's, with m and n swapped where main.kernel.swap_ab (the
+  // kernel computes D^T = B * A^T). The workspace and the reduce keep desc's own m x n layout.
+  GemmProblem kernel_problem() const;
   std::string describe() const;  // one line: tile, stages, cluster, multicast, grid, companion, estimate
 };
 

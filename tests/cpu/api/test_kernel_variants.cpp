@@ -64,6 +64,7 @@ void add_if_buildable(std::vector<WarmItem>& items, const plan::GemmDesc& desc, 
       desc.problem.type == GemmType::kMGroupedContiguous ? desc.problem.contiguous_layout : ContiguousLayout::kRowIndex;
   probe.layout = desc.layout;
   probe.dynamic_units = config.companion == 1;
+  probe.swap_ab = config.swap_ab == 1;
   if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
 }
 
@@ -209,6 +210,42 @@ TEST(KernelVariants, LayoutsCompileWithoutLocalMemory) {
   for (GemmLayout l : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
     EXPECT_GE(of_layout[static_cast<uint32_t>(l)], 10u) << layout_name(l) << " is barely compiled";
   expect_clean_compiles(specs, dir, 30);
+}
+
+// The swapped-operand kernels (swap_ab=1, m <= 64): every width of kWgmmaSwapWidths with each
+// output dtype and epilogue (none, C, bias, C and bias; the bias dtype alternating), and each
+// width's split-K kernel, with the cluster shapes and dense/batched taking turns. (The planner
+// emits no other: 128-row tiles, NT, no companion.)
+TEST(KernelVariants, SwappedCompileWithoutLocalMemory) {
+  const auto dir = own_cache_dir("tilecast-swapped-variants");
+  std::vector<WarmItem> items;
+  int rotate = 0;
+  for (uint32_t bn : kWgmmaSwapWidths) {
+    for (DType out : {DType::kBF16, DType::kFP32})
+      for (const Epi& e : kEpilogues) {
+        plan::GemmDesc d = plan::dense_desc(bn, 4096, 4096, rotate % 2 ? 2 : 1, out, e.c);
+        d.has_bias = e.bias;
+        d.bias_type = rotate % 4 < 2 ? DType::kBF16 : DType::kFP32;
+        GemmConfig o = variant_config(kSwapBlockM, bn, kClusterShapes[rotate % 6]);
+        o.swap_ab = 1;
+        o.k_splits = 1;
+        add_if_buildable(items, d, o);
+        ++rotate;
+      }
+    GemmConfig split = variant_config(kSwapBlockM, bn, kClusterShapes[rotate++ % 6]);
+    split.swap_ab = 1;
+    split.k_splits = 4;
+    add_if_buildable(items, plan::dense_desc(bn, 4096, 4096, 1, DType::kBF16, true), split);
+  }
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  uint32_t swapped = 0, split = 0;
+  for (const GemmKernelSpec& k : specs) {
+    swapped += k.swap_ab;
+    split += k.swap_ab && k.split_k;
+  }
+  EXPECT_EQ(swapped, specs.size()) << "swap_ab=1 plans only swapped kernels";
+  EXPECT_EQ(split, std::size(kWgmmaSwapWidths));
+  expect_clean_compiles(specs, dir, std::size(kWgmmaSwapWidths) * (2 * 4 + 1));
 }
 
 }  // namespace

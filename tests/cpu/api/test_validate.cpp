@@ -318,7 +318,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 12;
+constexpr size_t kGemmConfigFields = 13;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -348,6 +348,15 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: k_splits 33 is not in 0 (the planner's choice), 1 (off) or 2..32"),
       config([](GemmConfig& c) { c.k_splits = 2, c.companion = 1; },
              "config: k_splits 2 runs without a companion launch (companion=1)"),
+      config([](GemmConfig& c) { c.swap_ab = 2; }, "config: swap_ab 2 is not -1 (auto), 0 (off) or 1 (on)"),
+      config([](GemmConfig& c) { c.swap_ab = 1, c.block_m = 64; },
+             "config: swap_ab=1 with block_m 64: swapped tiles are 128 rows over N"),
+      config([](GemmConfig& c) { c.swap_ab = 1, c.block_n = 96; },
+             "config: swap_ab=1 with block_n 96: a swapped tile is 8, 16, 24, 32, 40, 48, 56, 64 wide (M's side)"),
+      config([](GemmConfig& c) { c.swap_ab = 1, c.cluster_m = 2, c.cluster_n = 2, c.companion = 1; },
+             "config: swap_ab=1 runs without a companion launch (companion=1)"),
+      config([](GemmConfig& c) { c.block_n = 8; },
+             "config: block_n 8 is not a tile width the kernel has (64, 96, 128, 144, 176, 192, 256)"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

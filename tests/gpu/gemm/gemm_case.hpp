@@ -34,6 +34,9 @@ struct GemmCase {
   // NaN, so a kernel that reads past the stored rows fails).
   GemmLayout layout = GemmLayout::kNT;
   int64_t row_padding = 0;
+  // Rows of D's buffer past its m rows (in every batch), which must keep their poison: a kernel
+  // that writes D transposed (swap_ab) and stores a column index as a row would hit them.
+  int64_t guard_rows = 0;
   std::string name() const;  // a gtest-safe name: what, sizes, dtype, epilogue, config
 };
 

@@ -17,6 +17,7 @@
 #include "gemm_cases.hpp"
 #include "grouped_cases.hpp"
 #include "split_k_cases.hpp"
+#include "swap_ab_cases.hpp"
 
 int main(int argc, char** argv) {
   using namespace tilecast;
@@ -31,7 +32,9 @@ int main(int argc, char** argv) {
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),
                                 test::layout_cases(), test::multicast_worth_cases(),
                                 {test::graph_other_buffers_case(), test::graph_unprepared_case()},
-                                test::split_k_cases(), test::split_k_graph_cases()};
+                                test::split_k_cases(), test::split_k_graph_cases(),
+                                test::swap_ab_cases(), test::swap_ab_determinism_cases(),
+                                test::swap_ab_graph_cases()};
   for (const auto& list : lists)
     for (const test::GemmCase& c : list) items.push_back({test::desc_of(c), c.config});
   auto grouped = only_layouts ? std::vector<std::vector<test::GroupedCase>>{}

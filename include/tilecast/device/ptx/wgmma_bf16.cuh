@@ -12,7 +12,135 @@
 namespace tilecast::ptx {
 
 template <uint32_t kN>
-struct WgmmaBF16;  // N in kWgmmaBF16Widths
+struct WgmmaBF16;  // N in kWgmmaBF16Widths or kWgmmaSwapWidths
+
+template <>
+struct WgmmaBF16<8> {
+  // wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[4], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<16> {
+  // wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[8], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, %11, %12;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<24> {
+  // wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[12], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1, %15, %16;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<32> {
+  // wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[16], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %19, %20;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<40> {
+  // wgmma.mma_async.sync.aligned.m64n40k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[20], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %22, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n40k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, %20, %21, p, 1, 1, %23, %24;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<48> {
+  // wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[24], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, %27, %28;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<56> {
+  // wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[28], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %30, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, p, 1, 1, %31, %32;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
 
 template <>
 struct WgmmaBF16<64> {

@@ -43,6 +43,7 @@ struct GemmSm90Config {
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
   static constexpr bool kSplitK = kSpec.split_k;
   static constexpr GemmLayout kLayout = kSpec.layout;
+  static constexpr bool kSwapAB = kSpec.swap_ab;
   static constexpr OperandTile kATile = kGeo.a_tile;
   static constexpr OperandTile kBTile = kGeo.b_tile;
 
@@ -89,6 +90,11 @@ struct GemmParams {
   // D itself, for the slabs the TMA cannot store (see Epilogue::store).
   void* d_ptr = nullptr;
   uint64_t ldd = 0, d_batch = 0;
+  // The swapped kernel (swap_ab) reads C and the bias from here rather than by TMA
+  // (epilogue_swapped.cuh): C has D's dtype, the bias one element per column of D.
+  const void* c_ptr = nullptr;
+  uint64_t ldc = 0, c_batch = 0;
+  const void* bias_ptr = nullptr;
   // Dynamic units: the counter that all launches sharing the problem claim from, and the count of
   // clusters that finished; the last cluster to finish resets both for the next GEMM.
   uint32_t* unit_counter = nullptr;

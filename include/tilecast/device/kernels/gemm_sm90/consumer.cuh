@@ -6,6 +6,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
+#include "tilecast/device/kernels/gemm_sm90/epilogue_swapped.cuh"
 #include "tilecast/device/kernels/gemm_sm90/k_tail.cuh"
 #include "tilecast/device/kernels/gemm_sm90/producer.cuh"
 #include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
@@ -14,11 +15,15 @@
 
 namespace tilecast {
 
+// The epilogue a kernel stores with: the slab and TMA one, or the swapped kernel's transposing one.
+template <typename Cfg>
+using EpilogueOf = pick_type<Cfg::kSwapAB, SwappedEpilogue<Cfg>, Epilogue<Cfg>>;
+
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
 // them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kOperandRing>& ring,
-                                       Epilogue<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
+                                       EpilogueOf<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
                                        uint32_t warpgroup, uint32_t lane, const WaitBound& bound) {
   using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
   float acc[Cfg::kAtomsM][Cfg::kBlockN / 2];
@@ -97,7 +102,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   const uint32_t lane = threadIdx.x % 32;
   const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
-  Epilogue<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
+  EpilogueOf<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
   PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = consumer_start_state<Cfg::kTileSlots>();
   for (;;) {

@@ -180,7 +180,9 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.d_box = {g.slab_cols, g.slab_rows};
   g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
 
-  g.epilogue_loader = s.has_c || s.has_bias;
+  // The swapped kernel's epilogue reads C and the bias itself, from global memory
+  // (epilogue_swapped.cuh): no loader.
+  g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab;
   g.c_box = s.has_c ? g.d_box : TmaBox{};
   g.c_narrow_box = s.has_c ? g.d_narrow_box : TmaBox{};
   // Two bias tiles: the loader fills the next tile's while the consumers read this one's.
@@ -195,7 +197,10 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // Slab buffers: without C two where they fit, else one. With C as many as fit up to one per slab
   // of the warpgroup's share of a tile, so that the loader can fetch the tile's C while the main
   // loop runs (deepest_stages keeps at least two).
-  const uint32_t wanted = s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
+  // The swapped kernel stores from registers and uses none; it keeps one (the layout's types need
+  // it; at most 16 KiB, which its narrow B tiles leave room for beside 8 stages).
+  const uint32_t wanted =
+      s.swap_ab ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
     g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, s.has_c,
                                      s.type == GemmType::kKGroupedContiguous);

@@ -38,13 +38,21 @@ struct GemmKernelSpec {
   // How A and B are stored (gemm_layout.cuh): which operand tiles are MN-major in shared memory
   // and which of wgmma's transpose immediates are set. Dense and batched kernels only.
   GemmLayout layout = GemmLayout::kNT;
+  // Swapped operands for small M (issue #12): the kernel computes D^T = B * A^T, so that the
+  // problem's large N runs along the tile's rows (block_m, wgmma's M) and its few M rows along the
+  // tile's columns (block_n, one of kWgmmaSwapWidths, wgmma's N). The host hands the kernel B's
+  // tensor map as A's and A's as B's, and the problem with m and n swapped; the scheduler and the
+  // main loop do not know. Only the epilogue does (epilogue_swapped.cuh): accumulator (row r, column
+  // c) is D[c][r], stored element by element from registers, C read and the bias indexed the same
+  // way. NT only (both operands stay K-major), dense and batched, no companion.
+  bool swap_ab = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
-           layout == o.layout;
+           layout == o.layout && swap_ab == o.swap_ab;
   }
 };
 
@@ -74,17 +82,43 @@ TC_HOST_DEVICE constexpr bool is_wgmma_width(uint32_t n) {
   return false;
 }
 
+TC_HOST_DEVICE constexpr bool is_wgmma_swap_width(uint32_t n) {
+  for (uint32_t w : kWgmmaSwapWidths)
+    if (w == n) return true;
+  return false;
+}
+
+// The swapped kernel's tile rows: two consumer warpgroups over 128 of the problem's N, the
+// wgmma's M side, fed at full rate (one warpgroup runs at about half: gemm_plan.cpp).
+inline constexpr uint32_t kSwapBlockM = 128;
+// The widest swapped tile: the problem's M is at most this (the widest of kWgmmaSwapWidths).
+inline constexpr uint32_t kSwapMaxM = 64;
+
 TC_HOST_DEVICE constexpr bool is_cluster_shape(const ClusterShape& c) {
   for (const ClusterShape& s : kClusterShapes)
     if (s == c) return true;
   return false;
 }
 
+// Why a swapped-operand spec (swap_ab) cannot be built, or null.
+TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
+  if (s.block_m != kSwapBlockM) return "a swap_ab kernel's tiles are 128 rows over N (block_m 128)";
+  if (!is_wgmma_swap_width(s.block_n)) return "a swap_ab kernel's block_n is one of kWgmmaSwapWidths (8, 16, .., 64)";
+  if (s.layout != GemmLayout::kNT) return "swap_ab is NT only (A and B K-major)";
+  if (s.type != GemmType::kNormal && s.type != GemmType::kBatched) return "swap_ab is for dense and batched GEMMs only";
+  if (s.dynamic_units) return "swap_ab runs without a companion launch";
+  return nullptr;
+}
+
 // Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
 // geometry's to check: gemm_geometry_error in geometry.cuh.)
 TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.block_m != 64 && s.block_m != 128) return "block_m must be 64 or 128";
-  if (!is_wgmma_width(s.block_n)) return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+  if (s.swap_ab) {
+    if (const char* e = swap_ab_error(s)) return e;
+  } else if (!is_wgmma_width(s.block_n)) {
+    return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+  }
   if (s.consumer_warpgroups == 0 || s.block_m % s.consumer_warpgroups != 0 ||
       (s.block_m / s.consumer_warpgroups) % kWgmmaAtomRows != 0)
     return "each consumer warpgroup takes a multiple of 64 rows";
@@ -139,11 +173,32 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
+  // swap_ab enters only when set, so that every unswapped spec keeps the fingerprint (and the
+  // generated source, and so the JIT cache entry) it had before the field existed.
+  if (s.swap_ab) {
+    const uint32_t f = 1;  // the field's value, hashed as the others are
+    for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
+  }
   return h;
 }
 
+namespace spec_detail {
+// Traits::kSwapAB where the traits have it, else false: the JIT writes the field only for swapped
+// kernels (gemm_source.cpp), so that unswapped sources stay as they were. (A misspelt field still
+// fails: the fingerprint would not match.)
+template <class Traits>
+TC_HOST_DEVICE constexpr auto swap_ab(int) -> decltype(Traits::kSwapAB, bool()) {
+  return Traits::kSwapAB;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr bool swap_ab(long) {
+  return false;
+}
+}  // namespace spec_detail
+
 // The spec a generated traits struct describes: the one place the kernel reads the field names
-// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile.
+// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB, which
+// only swapped kernels carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -161,6 +216,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.dynamic_units = Traits::kDynamicUnits;
   s.split_k = Traits::kSplitK;
   s.layout = Traits::kLayout;
+  s.swap_ab = spec_detail::swap_ab<Traits>(0);
   return s;
 }
 
