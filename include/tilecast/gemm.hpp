@@ -55,8 +55,8 @@ struct GemmConfig {
   uint32_t k_splits = 0;
   // Swapped operands for small M (m <= 64, NT, dense and batched): the kernel computes D^T = B * A^T
   // so that N runs along the 128-row tiles and M along a tile 8..64 wide. -1: the planner's choice
-  // (which weighs it only once the H200 has measured it: kAutoWeighsSwapAB in gemm_plan.cpp), 0
-  // off, 1 on (for another M, layout or GEMM type an error).
+  // (swapped where m <= 16 and n >= 2048, where it measured faster on the H200: kAutoSwapMaxM in
+  // gemm_plan.cpp), 0 off, 1 on (for another M, layout or GEMM type an error).
   int swap_ab = -1;
 
   bool operator==(const GemmConfig&) const = default;

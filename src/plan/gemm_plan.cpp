@@ -58,10 +58,16 @@ constexpr double kReduceLaunchUs = 3.0;
 constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
-// Swapped operands (swap_ab) for m <= 64: weighed under the planner's own choice (GemmConfig
-// swap_ab -1) only once the swapab bench suite has measured them on the H200; until then
-// only swap_ab=1 plans them, so that merging the swapped kernel cannot slow any call down.
-constexpr bool kAutoWeighsSwapAB = false;
+// Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
+// not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
+// H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
+// small-m-multicast.md): swapped ran 2-13% faster on every row with m <= 16 and n >= 2112 (ten
+// rows, k 2048-16384), 1-10% slower with m >= 33 and on n = 576 (m = 1: 10%); with auto
+// weighing them on their terms the planner swapped only 1x576x7168, the row that lost most.
+// So auto swaps exactly where m <= kAutoSwapMaxM and n >= kAutoSwapMinN, and the terms then
+// pick the swapped tile and split.
+constexpr uint32_t kAutoSwapMaxM = 16;
+constexpr uint32_t kAutoSwapMinN = 2048;
 // A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and
 // retired at a fixed cost that a narrow N does not shrink (a stated figure for the swapped
 // kernel's 8..56-wide tiles, to be calibrated by the bench rows above).
@@ -380,16 +386,18 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   if (o.k_splits > 1 && !splittable)
     throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
-  // Swapped operands: as asked for, or where the planner may weigh them (kAutoWeighsSwapAB).
-  std::vector<bool> swaps{o.swap_ab == 1 ? true : false};
+  // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
+  bool swap = o.swap_ab == 1;
   if (o.swap_ab == 1) {
     if (const char* why = swap_misfit(d))
       throw Error("config: swap_ab=1 for a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
                   std::to_string(p.k) + " problem: " + why);
-  } else if (o.swap_ab == -1 && kAutoWeighsSwapAB && !swap_misfit(d) && o.companion != 1 &&
-             (!o.block_m || o.block_m == kSwapBlockM) && (!o.block_n || is_wgmma_swap_width(o.block_n))) {
-    swaps.push_back(true);
+  } else if (o.swap_ab == -1 && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
+             o.companion != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
+             (!o.block_n || is_wgmma_swap_width(o.block_n))) {
+    swap = true;
   }
+  const std::vector<bool> swaps{swap};
   std::vector<uint32_t> splits{1};
   if (o.k_splits > 1) {
     splits = {o.k_splits};

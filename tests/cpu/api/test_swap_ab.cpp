@@ -218,19 +218,27 @@ TEST(SwapAbPlanner, SplitKeepsTheUnswappedWorkspace) {
   EXPECT_EQ(p.workspace_bytes(), uint64_t{4} * 33 * 4100 * sizeof(float));
 }
 
-TEST(SwapAbPlanner, AutoAndOffNeverSwapUntilMeasured) {
+TEST(SwapAbPlanner, AutoSwapsExactlyWhereTheRuleSaysAndOffNever) {
   const DeviceFacts f = DeviceFacts::h200_model();
   GemmConfig off;
   off.swap_ab = 0;
-  for (uint32_t m : {1u, 7u, 64u})
-    for (const GemmConfig& o : {GemmConfig{}, off}) {
-      const std::vector<GemmPlan> ranked = rank_plans(dense(m, 4096, 7168), f, o);
-      for (const GemmPlan& p : ranked) ASSERT_FALSE(p.main.kernel.swap_ab) << m << ": " << p.describe();
-    }
-  // The auto choice is the unswapped one exactly: same plan as before the field.
-  GemmConfig explicit_off;
-  explicit_off.swap_ab = 0;
-  EXPECT_EQ(plan_gemm(dense(7, 4096, 7168), f).describe(), plan_gemm(dense(7, 4096, 7168), f, explicit_off).describe());
+  struct Row {
+    uint32_t m, n;
+    bool swapped;  // under auto: m <= 16 and n >= 2048 (kAutoSwapMaxM, kAutoSwapMinN)
+  };
+  for (const Row& r : {Row{1, 4096, true}, Row{16, 2048, true}, Row{16, 7168, true}, Row{17, 4096, false},
+                       Row{64, 4096, false}, Row{1, 2047, false}, Row{8, 576, false}, Row{65, 4096, false}}) {
+    for (const GemmPlan& p : rank_plans(dense(r.m, r.n, 7168), f))
+      ASSERT_EQ(p.main.kernel.swap_ab, r.swapped) << r.m << "x" << r.n << ": " << p.describe();
+    for (const GemmPlan& p : rank_plans(dense(r.m, r.n, 7168), f, off))
+      ASSERT_FALSE(p.main.kernel.swap_ab) << r.m << "x" << r.n << ": " << p.describe();
+  }
+  // Outside the rule the auto choice is the unswapped one exactly: same plan as with swap_ab 0.
+  EXPECT_EQ(plan_gemm(dense(33, 4096, 7168), f).describe(), plan_gemm(dense(33, 4096, 7168), f, off).describe());
+  // A grouped GEMM or another layout is never swapped by auto, whatever its M.
+  GemmDesc nn = dense(1, 4096, 7168);
+  nn.layout = GemmLayout::kNN;
+  for (const GemmPlan& p : rank_plans(nn, f)) ASSERT_FALSE(p.main.kernel.swap_ab) << p.describe();
 }
 
 TEST(SwapAbPlanner, SwapOnRanksOnlySwappedPlansOverEveryClusterAndSplit) {
