@@ -1,7 +1,6 @@
 #include "tilecast/plan/device_facts.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <vector>
 
@@ -60,11 +59,12 @@ struct TensorCut {
 };
 constexpr TensorCut kTensorCuts[] = {{"NVIDIA H20", 1024}};
 
-// "NVIDIA H20" names the H20 and its variants ("NVIDIA H20 3e"), not the H200.
+// "NVIDIA H20" names the H20 and its variants ("NVIDIA H20 3e"): the part's name as a whole word,
+// so not the H200.
 bool names_part(const std::string& device, const char* part) {
   const std::string p = part;
   if (device.compare(0, p.size(), p) != 0) return false;
-  return device.size() == p.size() || !std::isdigit(static_cast<unsigned char>(device[p.size()]));
+  return device.size() == p.size() || device[p.size()] == ' ';
 }
 
 double dram_formula_tb_per_s(const DeviceAttributes& a) {
