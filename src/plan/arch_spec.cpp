@@ -53,7 +53,7 @@ const ArchSpec kSm100 = {
     .b_read_per_warpgroup = false,
     .dense_bf16_flops_per_clock = kSm100DenseBf16FlopsPerClock,
     .smem_bytes_per_clock = kSmemBytesPerClock,
-    .limits = "the sm100 spec plans dense and batched GEMMs only (no kernel runs it yet)",
+    .limits = "plans dense and batched GEMMs only (no kernel runs it yet)",
 };
 
 }  // namespace
