@@ -20,24 +20,36 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
+int attribute(cudaDeviceAttr attr, int device, const char* what) {
+  int v = 0;
+  check(cudaDeviceGetAttribute(&v, attr, device), what);
+  return v;
+}
+
+// Gathers what the runtime says of the device; plan::derive_facts turns it into rates.
 plan::DeviceFacts read_facts(int device) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   if (prop.major != 9 || prop.minor != 0)
     throw Error(std::string("device ") + prop.name + " is compute capability " + std::to_string(prop.major) + "." +
                 std::to_string(prop.minor) + ": tilecast's kernels need SM90 (Hopper)");
-  // Rates stay the H200 model's (MISSION.md's measurements); counts are this device's.
-  plan::DeviceFacts f = plan::DeviceFacts::h200_model();
-  f.name = prop.name;
-  f.num_sms = static_cast<uint32_t>(prop.multiProcessorCount);
-  f.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
+  plan::DeviceAttributes a;
+  a.name = prop.name;
+  a.arch = plan::Arch::kSM90;
+  a.num_sms = static_cast<uint32_t>(prop.multiProcessorCount);
+  a.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
+  a.sm_clock_khz = static_cast<uint32_t>(attribute(cudaDevAttrClockRate, device, "cudaDevAttrClockRate"));
+  a.memory_clock_khz =
+      static_cast<uint32_t>(attribute(cudaDevAttrMemoryClockRate, device, "cudaDevAttrMemoryClockRate"));
+  a.memory_bus_bits =
+      static_cast<uint32_t>(attribute(cudaDevAttrGlobalMemoryBusWidth, device, "cudaDevAttrGlobalMemoryBusWidth"));
   // Every GEMM kernel holds one CTA per SM (its registers: launch_registers x threads is more
   // than half the register file, asserted for every variant in test_kernel_variants), so the
   // probe asks with the most shared memory a CTA may have, which allows one CTA per SM too.
   constexpr uint32_t kProbeThreads = 384;
   for (uint32_t size : {1u, 2u, 4u, 8u})
-    f.max_active_clusters[plan::cluster_size_index(size)] = resident_clusters(kProbeThreads, kSm90MaxSmemBytes, size);
-  return f;
+    a.max_active_clusters[plan::cluster_size_index(size)] = resident_clusters(kProbeThreads, kSm90MaxSmemBytes, size);
+  return plan::derive_facts(a);
 }
 
 // A zeroed record in host-mapped memory, which the host can read after a trap has ended the

@@ -7,7 +7,9 @@
 //   (0.64 ms) with 2x2 or 4x1 clusters, which however run on 120 SMs (makespan 1.29 ms). So 2x1
 //   (1.15 ms) wins; measured on the H200: 2x1 800 TFLOPS, 1x1 794, 4x1 742, 2x2 (128x128) 606.
 // The estimate is the largest of the MMA, L2 and HBM times; the cheapest plan wins, and within
-// 2% the smaller cluster (less coupling, easier placement), then the wider tile.
+// 2% the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then
+// the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster the arch
+// spec's (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
 
 #include <algorithm>
@@ -33,7 +35,8 @@ constexpr double kTieFraction = 0.02;
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
 constexpr uint32_t kMaxSwizzle = 64;
-// The planner's row blocks: 64 (one consumer warpgroup) and 128 (two).
+// The SM90 kernel's row blocks: 64 (one consumer warpgroup) and 128 (two), as check_overrides
+// takes them (the planner takes the arch spec's).
 constexpr uint32_t kBlockMs[] = {64, 128};
 // 64-row tiles (one consumer warpgroup) ran at about half the rate of 128-row ones on the H200
 // (issue #12: one warpgroup cannot keep the tensor cores fed between its wgmma waits).
@@ -100,19 +103,29 @@ const char* swap_misfit(const GemmDesc& d) {
 }
 
 // How much longer than its MMAs a k-step takes because shared memory cannot feed them. Per k-step
-// each consumer warpgroup's wgmmas read its rows of A and all of B, and the TMA writes the stage,
-// against 128 bytes per clock per SM; the tensor cores do 4096 FLOP per clock. 128x256 tiles are
-// balanced (1024 clocks each way); 128x176 need 784 clocks of shared memory for 704 of MMA, which
-// is why they lost to 128x256 on 4096x24576x1536 (468 against 410 us on the H200) though they
-// fill the waves better.
-double smem_slowdown(const GemmKernelSpec& k) {
-  constexpr double kSmemBytesPerClock = 128, kMmaFlopsPerClock = 4096;
+// on SM90 each consumer warpgroup's wgmmas read its rows of A and all of B, and the TMA writes the
+// stage, against 128 bytes per clock per SM; the tensor cores do 4096 FLOP per clock. 128x256
+// tiles are balanced (1024 clocks each way); 128x176 need 784 clocks of shared memory for 704 of
+// MMA, which is why they lost to 128x256 on 4096x24576x1536 (468 against 410 us on the H200)
+// though they fill the waves better. The FLOP per clock are the device's: on a part whose tensor
+// rate is cut (the H20's quarter) shared memory is never the bound. On SM100 a CTA of a 2-CTA
+// pair reads and loads half of B, and its MMA reads each operand once.
+double smem_slowdown(const GemmKernelSpec& k, const ArchSpec& arch, const DeviceFacts& f) {
   const double row_bytes = kGemmBlockK * 2.0;
-  const double wgmma_reads = k.block_m * row_bytes + static_cast<double>(k.consumer_warpgroups) * k.block_n * row_bytes;
-  const double tma_writes = (static_cast<double>(k.block_m) + k.block_n) * row_bytes;
-  const double smem_clocks = (wgmma_reads + tma_writes) / kSmemBytesPerClock;
-  const double mma_clocks = 2.0 * k.block_m * k.block_n * kGemmBlockK / kMmaFlopsPerClock;
+  const bool pair = arch.mma_cta_group > 1 && k.cluster.m % arch.mma_cta_group == 0;
+  const double b_rows = pair ? static_cast<double>(k.block_n) / arch.mma_cta_group : k.block_n;
+  const double b_reads = arch.b_read_per_warpgroup ? static_cast<double>(k.consumer_warpgroups) : 1.0;
+  const double mma_reads = k.block_m * row_bytes + b_reads * b_rows * row_bytes;
+  const double tma_writes = (static_cast<double>(k.block_m) + b_rows) * row_bytes;
+  const double smem_clocks = (mma_reads + tma_writes) / arch.smem_bytes_per_clock;
+  const double mma_clocks = 2.0 * k.block_m * k.block_n * kGemmBlockK / f.mma_flops_per_clock;
   return std::max(1.0, smem_clocks / mma_clocks);
+}
+
+// S6: on an arch whose cluster must divide the shape, the row blocks of every group are whole
+// multiples of cluster.m and the column blocks of cluster.n.
+bool cluster_divides(const GemmProblem& p, uint32_t bm, uint32_t bn, const ClusterShape& cs) {
+  return ceil_div(p.m, bm) % cs.m == 0 && ceil_div(p.n, bn) % cs.n == 0;
 }
 
 TileConfig schedule_of(const GemmKernelSpec& k, const GemmConfig& o) {
@@ -183,6 +196,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     k.dynamic_units = false;
     surrogate.k_splits = splits;
   }
+  // SM90's shared-memory layout sizes the ring on every arch: SM100 has the same 227 KB per CTA,
+  // and until an SM100 kernel exists its stage count is this stand-in.
   k.stages = o.stages ? o.stages : deepest_stages(k);
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
@@ -191,6 +206,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   }
   GemmPlan plan;
   plan.desc = d;
+  plan.arch = f.arch;
   plan.main.kernel = k;
   plan.schedule = schedule_of(k, o);
   plan.sm_budget = sm_budget(f, o);
@@ -220,7 +236,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // A swapped tile's narrow wgmma is charged at least kSwapWgmmaFloorN wide; shared memory's
   // bound (smem_slowdown) is its own and, for unswapped tiles, always the larger.
   const double mma_s = 2.0 * bm * (swap ? std::max(bn, kSwapWgmmaFloorN) : bn) * kGemmBlockK / sm_flops;
-  const double k_step_s = std::max(mma_s, 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k));
+  const double k_step_s =
+      std::max(mma_s, 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
   c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
   if (k.consumer_warpgroups == 1) c.mma_us *= kOneWarpgroupSlowdown;
@@ -284,6 +301,23 @@ void add_companion(GemmPlan& plan, const DeviceFacts& f) {
   plan.companion = companion;
   plan.schedule.unit_m = cs.m;
   plan.schedule.unit_n = cs.n;
+}
+
+// What an arch spec other than SM90's cannot plan, and overrides outside its tiles and clusters.
+void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
+  const auto fail = [&](const std::string& what) { throw Error(std::string(arch.name) + " spec: " + what); };
+  const GemmType t = d.problem.type;
+  if (!arch.runs_kernels && t != GemmType::kNormal && t != GemmType::kBatched) fail(arch.limits);
+  if (!arch.runs_kernels && o.companion == 1) fail("companion=1: the companion launch is SM90's");
+  const auto listed = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
+  if (o.block_m && !listed(arch.block_ms, o.block_m))
+    fail("block_m " + std::to_string(o.block_m) + " is not one of its tile rows per CTA");
+  // A swapped tile's width is M's side: its widths are the swapped kernel's (checked with swap_ab).
+  const bool swapped_width = o.swap_ab == 1 && arch.runs_kernels && is_wgmma_swap_width(o.block_n);
+  if (o.block_n && !listed(arch.block_ns, o.block_n) && !swapped_width)
+    fail("block_n " + std::to_string(o.block_n) + " is not one of its tile widths");
+  if (o.cluster_m && !listed(arch.clusters, ClusterShape{o.cluster_m, o.cluster_n}))
+    fail("cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) + " is not one of its cluster shapes");
 }
 
 }  // namespace
@@ -370,17 +404,19 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     throw Error("masked gemm: expected_m " + std::to_string(d.expected_m) + " is more than max_m " + std::to_string(p.m));
   // The planner never reads d's group data (device memory for the API's calls): the cost model
   // plays a host-side surrogate of the same sizes.
+  const ArchSpec& arch = arch_spec(f.arch);
+  check_arch(d, arch, o);
   const PlanningProblem surrogate = planning_problem(d);
   const GemmProblem played = surrogate.problem();
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
-  else if (typical_rows(d) <= 64) bms = {64};
-  else bms.assign(std::begin(kBlockMs), std::end(kBlockMs));
+  else if (typical_rows(d) <= arch.block_ms.front()) bms = {arch.block_ms.front()};
+  else bms.assign(arch.block_ms.begin(), arch.block_ms.end());
   if (o.block_n) bns = {o.block_n};
-  else bns.assign(std::begin(kWgmmaBF16Widths), std::end(kWgmmaBF16Widths));
+  else bns.assign(arch.block_ns.begin(), arch.block_ns.end());
   std::vector<ClusterShape> clusters;
   if (o.cluster_m) clusters = {{o.cluster_m, o.cluster_n}};
-  else clusters.assign(std::begin(kClusterShapes), std::end(kClusterShapes));
+  else clusters.assign(arch.clusters.begin(), arch.clusters.end());
 
   const bool splittable = p.type == GemmType::kNormal || p.type == GemmType::kBatched;
   if (o.k_splits > 1 && !splittable)
@@ -392,7 +428,9 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (const char* why = swap_misfit(d))
       throw Error("config: swap_ab=1 for a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
                   std::to_string(p.k) + " problem: " + why);
-  } else if (o.swap_ab == -1 && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
+    if (!arch.runs_kernels)
+      throw Error(std::string("config: swap_ab=1: swapped operands are SM90's kernel (") + arch.name + " plans only)");
+  } else if (o.swap_ab == -1 && arch.runs_kernels && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
              o.companion != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
@@ -419,8 +457,14 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
       for (uint32_t bm : swap ? swap_bms : bms)
         for (uint32_t bn : swap ? swap_bns : bns)
           for (const ClusterShape& cs : clusters) {
-            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > kWgmmaBF16Widths[0])
+            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
               continue;  // no tile wider than the problem
+            if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
+              misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                       std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                       std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+              continue;
+            }
             if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, misfit))
               out.push_back(std::move(*plan));
           }
@@ -431,13 +475,15 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   }
   // Split-K is a speed choice, never a way round an override that the unsplit kernel refuses.
   if (!first_fits) throw Error("config: " + (first_misfit.empty() ? std::string("no candidate") : first_misfit));
-  std::stable_sort(out.begin(), out.end(), [](const GemmPlan& a, const GemmPlan& b) {
+  const bool larger_cluster_wins = arch.cluster_tie == ClusterTie::kLarger;
+  std::stable_sort(out.begin(), out.end(), [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
     const double ta = a.cost.total_us, tb = b.cost.total_us;
     if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
     if (ka.swap_ab != kb.swap_ab) return !ka.swap_ab;  // the measured kernel over the newer one
-    if (ka.cluster.size() != kb.cluster.size()) return ka.cluster.size() < kb.cluster.size();
+    if (ka.cluster.size() != kb.cluster.size())
+      return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
     if (ka.block_m * ka.block_n != kb.block_m * kb.block_n) return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
     return ta < tb;
   });
@@ -460,10 +506,14 @@ uint64_t GemmPlan::workspace_bytes() const {
 std::string GemmPlan::describe() const {
   const GemmKernelSpec& k = main.kernel;
   std::ostringstream s;
+  const ArchSpec& a = arch_spec(arch);
+  if (arch != Arch::kSM90) s << a.name << " ";
   if (k.layout != GemmLayout::kNT) s << layout_name(k.layout) << " ";
   s << k.block_m << "x" << k.block_n << "x" << kGemmBlockK << " stages " << k.stages << " cluster " << k.cluster.m
     << "x" << k.cluster.n << " mc " << (schedule.multicast_a ? "A" : "-") << (schedule.multicast_b ? "B" : "-")
     << " clusters " << main.clusters;
+  if (a.mma_cta_group > 1 && k.cluster.m % a.mma_cta_group == 0)
+    s << " (" << a.mma_cta_group << "-CTA MMA, M " << a.mma_cta_group * k.block_m << ")";
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
   if (k_splits > 1) s << " split-K " << k_splits;
   if (k.swap_ab) s << " swap-AB";

@@ -6,8 +6,11 @@
 //   tilecast-plan M N K --mgrouped G [--row-index]   M rows of G experts in all (tilecast/grouped.hpp)
 //   tilecast-plan M N K --masked G --expected E     G experts of max_m = M rows, E expected
 //   tilecast-plan M N K --kgrouped G [--with-c]      G groups over K columns in all (--with-c: accumulate)
+//   [--device h200|h100-pcie|h20|b200] [--arch sm90|sm100] [--facts]   anywhere on the line
 //
-// Without a GPU (or with one) the device is the H200 model of DeviceFacts.
+// Without a GPU (or with one) the device is a model of DeviceFacts: the H200's unless --device
+// names another, or --arch sm100 (plans only: the B200 model). --facts prints how its rates were
+// derived.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +27,9 @@ int usage() {
                "       tilecast-plan M N K --mgrouped G [--row-index] | --masked G --expected E | --kgrouped G\n"
                "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n"
                "  grouped: M is all experts' rows (--mgrouped), max_m (--masked) or the rows of each result\n"
-               "  (--kgrouped, K the groups' columns in all, --with-c accumulating); planned from sizes alone\n");
+               "  (--kgrouped, K the groups' columns in all, --with-c accumulating); planned from sizes alone\n"
+               "  --device h200|h100-pcie|h20|b200 (a model; default h200), --arch sm90|sm100 (sm100: plans only,\n"
+               "  on the b200 model unless --device says), --facts (how the device's rates were derived)\n");
   return 2;
 }
 
@@ -38,20 +43,31 @@ bool positive(const char* text, long long& v) {
 
 int main(int argc, char** argv) {
   using namespace tilecast;
-  if (argc < 4) return usage();
   long long m = 0, n = 0, k = 0, batch = 1, top = 8, groups = 0, expected = 0;
   GemmType type = GemmType::kNormal;
   ContiguousLayout layout = ContiguousLayout::kOffsets;
-  if (!positive(argv[1], m) || !positive(argv[2], n) || !positive(argv[3], k)) return usage();
+  std::string device, arch;
+  bool print_facts = false;
+  int sizes = 0;
   DType out = DType::kBF16;
   bool with_c = false;
   GemmLayout operands = GemmLayout::kNT;
   GemmConfig config;
   try {
-    for (int i = 4; i < argc; ++i) {
+    for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       const bool has_value = i + 1 < argc;
-      if (a == "--batch" && has_value) {
+      if (a.empty() || a[0] != '-') {
+        long long* size[] = {&m, &n, &k};
+        if (sizes == 3 || !positive(argv[i], *size[sizes])) return usage();
+        ++sizes;
+      } else if (a == "--device" && has_value) {
+        device = argv[++i];
+      } else if (a == "--arch" && has_value) {
+        arch = argv[++i];
+      } else if (a == "--facts") {
+        print_facts = true;
+      } else if (a == "--batch" && has_value) {
         if (!positive(argv[++i], batch)) return usage();
       } else if ((a == "--mgrouped" || a == "--masked" || a == "--kgrouped") && has_value) {
         type = a == "--mgrouped" ? GemmType::kMGroupedContiguous
@@ -82,7 +98,14 @@ int main(int argc, char** argv) {
         return usage();
       }
     }
-    const plan::DeviceFacts facts = plan::DeviceFacts::h200_model();
+    if (sizes != 3) return usage();
+    const plan::ArchSpec* wanted = arch.empty() ? nullptr : &plan::arch_spec(arch);
+    if (device.empty()) device = wanted && wanted->arch == plan::Arch::kSM100 ? "b200" : "h200";
+    const plan::DeviceFacts facts = plan::device_model(device);
+    if (wanted && wanted->arch != facts.arch)
+      throw Error("--arch " + arch + " does not match --device " + device + ", which is " +
+                  plan::arch_spec(facts.arch).name);
+    if (print_facts) std::fputs(plan::describe_facts(facts).c_str(), stdout);
     plan::GemmDesc desc;
     switch (type) {
       case GemmType::kMGroupedContiguous:
@@ -105,9 +128,10 @@ int main(int argc, char** argv) {
         std::printf("problem %lldx%lldx%lld batch %lld", m, n, k, batch);
         if (operands != GemmLayout::kNT) std::printf(" layout %s", layout_name(operands));
     }
-    std::printf(", out %s%s, config '%s', device %s (%u SMs)\n", dtype_name(out),
+    std::printf(", out %s%s, config '%s', device %s (%u SMs, %s%s)\n", dtype_name(out),
                 with_c && type == GemmType::kNormal ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
-                facts.num_sms);
+                facts.num_sms, plan::arch_spec(facts.arch).name,
+                plan::arch_spec(facts.arch).runs_kernels ? "" : ": plans only, no kernel");
     std::fputs(plan::format_plans(plan::rank_plans(desc, facts, config), static_cast<size_t>(top)).c_str(), stdout);
   } catch (const Error& e) {
     std::fprintf(stderr, "tilecast-plan: %s\n", e.what());

@@ -74,6 +74,9 @@ struct CostEstimate {
 
 struct GemmPlan {
   GemmDesc desc;
+  // The architecture planned for: only SM90's plans run (arch_spec(arch).runs_kernels); an SM100
+  // plan's kernel spec stands for the 2-CTA kernel (block_m rows per CTA of each pair).
+  Arch arch = Arch::kSM90;
   KernelLaunch main;
   // With clusters of 4, SMs that cannot hold one go to a companion launch of smaller clusters on
   // a forked stream; both claim units of main's cluster shape from one counter.
@@ -103,8 +106,8 @@ struct GemmPlan {
 // Throws tilecast::Error naming the field and its valid range when an override is out of range.
 void check_overrides(const GemmConfig& overrides);
 
-// Every plan the cost model weighed, cheapest first (ties within 2%: fewer split-K slices, the
-// smaller cluster, then the wider tile). Fields of `overrides` that are set are taken as given; an impossible override
+// Every plan the cost model weighed for facts.arch's spec, cheapest first (ties within 2%: fewer
+// split-K slices, the smaller cluster on SM90 and the larger on SM100, then the wider tile). Fields of `overrides` that are set are taken as given; an impossible override
 // throws tilecast::Error.
 std::vector<GemmPlan> rank_plans(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
 
