@@ -18,8 +18,9 @@ constexpr uint32_t kSmsPerTpc = 2;
 
 // Our H200, as the runtime reports it: 132 SMs and 60 MiB of L2 (cudaGetDeviceProperties); a
 // 1980 MHz peak SM clock (the clock our runs saw at most, bench/results); HBM3e at 3201 MHz on
-// 6144 bits (six 1024-bit stacks: 4.92 TB/s by the formula, 4.8 TB/s on the datasheet; the memory
-// clock is assumed until the GPU test DeviceFacts.ReadFactsOfThisDevice prints it); clusters of
+// 6016 bits (as cudaDevAttrMemoryClockRate and cudaDevAttrGlobalMemoryBusWidth report them,
+// printed by the GPU test DeviceFacts.ReadFactsOfThisDevice on 2026-12-01: 4.81 TB/s by the
+// formula, 4.8 TB/s on the datasheet); clusters of
 // 1 and 2 on all SMs, of 4 and 8 on 120 (cudaOccupancyMaxActiveClusters with 200 KB CTAs,
 // 2026-11-29). Every rate of every device is calibrated on these figures.
 const DeviceAttributes& h200_attributes() {
@@ -30,7 +31,7 @@ const DeviceAttributes& h200_attributes() {
       .l2_bytes = 60ull << 20,
       .sm_clock_khz = 1980000,
       .memory_clock_khz = 3201000,
-      .memory_bus_bits = 6144,
+      .memory_bus_bits = 6016,
       .max_active_clusters = {132, 66, 30, 15},
   };
   return a;

@@ -22,7 +22,7 @@ struct GraphBuffers {
   explicit GraphBuffers(const GemmCase& g)
       : a(make_matrix(DType::kBF16, g.m, g.k)),
         b(make_matrix(DType::kBF16, g.n, g.k)),
-        c(make_matrix(g.out, g.m, g.n)),
+        c(make_matrix(g.out, g.m, g.n, 1, aligned_ld(g.n, g.out))),  // TMA-legal rows for a ragged n
         c32(make_matrix(DType::kFP32, g.m, g.n)),
         d(make_matrix(g.out, g.m, g.n, 1, aligned_ld(g.n + 1, g.out))),
         ref(make_matrix(DType::kFP32, g.m, g.n)) {}
