@@ -25,6 +25,13 @@ std::vector<int> companion_choices(int given, const ClusterShape& cs, uint32_t k
   return {-1, 1};
 }
 
+// Swapped operands (swap_ab): as the caller set it, else both; where they do not apply (m > 64,
+// another layout) swap_ab=1 plans nothing and is passed over.
+std::vector<int> swap_choices(int given) {
+  if (given != -1) return {given};
+  return {0, 1};
+}
+
 // The overrides that make the planner emit exactly `p` (rank_plans with them has p first).
 GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   GemmConfig c = base;
@@ -37,6 +44,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   if (!p.schedule.multicast_a) c.multicast_a = 0;
   if (!p.schedule.multicast_b) c.multicast_b = 0;
   if (p.companion) c.companion = 1;
+  c.swap_ab = k.swap_ab ? 1 : 0;  // explicit: the auto rule could swap an unswapped tile's problem
   return c;
 }
 
@@ -49,7 +57,7 @@ std::string plan_key(const plan::GemmPlan& p) {
     << k.cluster.n << " mc" << (p.schedule.multicast_a && k.cluster.n > 1 ? "A" : "-")
     << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
     << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
-    << p.sm_budget;
+    << p.sm_budget << (k.swap_ab ? " swap-AB" : "");
   if (p.companion)
     s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
       << ")";
@@ -68,22 +76,24 @@ Sweep sweep_configs(const plan::GemmDesc& desc, const plan::DeviceFacts& facts, 
   for (const ClusterShape& cs : clusters)
     for (int mca : multicast_choices(base.multicast_a, cs.n > 1))    // A is shared along N
       for (int mcb : multicast_choices(base.multicast_b, cs.m > 1))  // B is shared along M
-        for (int companion : companion_choices(base.companion, cs, base.k_splits)) {
-          GemmConfig o = base;
-          o.cluster_m = cs.m;
-          o.cluster_n = cs.n;
-          o.multicast_a = mca;
-          o.multicast_b = mcb;
-          o.companion = companion;
-          std::vector<plan::GemmPlan> ranked;
-          try {
-            ranked = plan::rank_plans(desc, facts, o);
-          } catch (const Error&) {
-            continue;  // nothing of this cluster fits (the SM budget, shared memory): not a config
+        for (int companion : companion_choices(base.companion, cs, base.k_splits))
+          for (int swap : swap_choices(base.swap_ab)) {
+            GemmConfig o = base;
+            o.cluster_m = cs.m;
+            o.cluster_n = cs.n;
+            o.multicast_a = mca;
+            o.multicast_b = mcb;
+            o.companion = companion;
+            o.swap_ab = swap;
+            std::vector<plan::GemmPlan> ranked;
+            try {
+              ranked = plan::rank_plans(desc, facts, o);
+            } catch (const Error&) {
+              continue;  // nothing of this cluster fits (the SM budget, shared memory): not a config
+            }
+            for (plan::GemmPlan& p : ranked)
+              if (seen.insert(plan_key(p)).second) all.push_back({forcing(p, base), std::move(p), false});
           }
-          for (plan::GemmPlan& p : ranked)
-            if (seen.insert(plan_key(p)).second) all.push_back({forcing(p, base), std::move(p), false});
-        }
 
   std::stable_sort(all.begin(), all.end(),
                    [](const SweepConfig& a, const SweepConfig& b) { return a.plan.cost.total_us < b.plan.cost.total_us; });

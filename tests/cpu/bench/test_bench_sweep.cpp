@@ -30,7 +30,8 @@ BenchProblem dense_problem(int64_t m, int64_t n, int64_t k) {
 // and one of each grouped kind.
 std::vector<BenchProblem> sample_problems() {
   std::vector<BenchProblem> out{dense_problem(8192, 8192, 8192), dense_problem(4096, 576, 7168),
-                                dense_problem(128, 2112, 7168), dense_problem(4097, 4097, 4097)};
+                                dense_problem(128, 2112, 7168), dense_problem(4097, 4097, 4097),
+                                dense_problem(1, 4096, 4096)};  // the auto rule swaps this one (swap_ab)
   for (const char* suite : {"mgrouped", "masked", "kgrouped"}) out.push_back(make_suite(suite).front());
   return out;
 }
@@ -56,6 +57,20 @@ TEST(BenchSweep, EveryConfigForcesExactlyItsPlan) {
       EXPECT_EQ(plan_key(plan::plan_gemm(desc, h200(), c.config)), key) << format_config(c.config);
     }
   }
+}
+
+TEST(BenchSweep, SmallMHasSwappedAndUnswappedConfigs) {
+  // Auto swaps 1x4096x4096 (m <= 16, n >= 2048): the sweep times the unswapped plans beside it,
+  // each forced by an explicit swap_ab (the first H200 sweep ran none of these: its forcing
+  // configs left swap_ab to the rule, and a swapped width without swap_ab=1 was refused).
+  const Sweep s = sweep_configs(problem_desc(dense_problem(1, 4096, 4096)), h200(), {}, 0);
+  bool swapped = false, unswapped = false;
+  for (const SweepConfig& c : s.configs) {
+    EXPECT_EQ(c.config.swap_ab, c.plan.main.kernel.swap_ab ? 1 : 0) << format_config(c.config);
+    (c.plan.main.kernel.swap_ab ? swapped : unswapped) = true;
+  }
+  EXPECT_TRUE(swapped && unswapped);
+  EXPECT_TRUE(s.configs.front().plan.main.kernel.swap_ab) << "the pick";
 }
 
 TEST(BenchSweep, ThePickComesFirstThenTheCheapestPredicted) {
