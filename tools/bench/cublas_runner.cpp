@@ -28,7 +28,7 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     auto ref =
         std::make_shared<test::LtMatmul>(lt, w.a.view, w.b.view, w.d_check.view, c32, check_epilogue, p.layout);
     plans_ = {mm, ref};
-    variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
+    variants_.push_back({"cublasLt", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }, "", ""});
     reference_ = [ref](cudaStream_t s) { ref->run(s); };
     if (has_odd_extents(p)) {
       try {
@@ -45,7 +45,7 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     auto ref = std::make_shared<test::LtKGroupedMatmul>(lt, w.a.view, w.b.view, w.d_check.view, w.k_sizes, p.with_c);
     k_loops_ = {loop, ref};
     variants_.push_back({"per-group loop", std::to_string(loop->launches()) + " cuBLASLt calls",
-                         [loop](cudaStream_t s) { loop->run(s); }});
+                         [loop](cudaStream_t s) { loop->run(s); }, "", ""});
     // The reference accumulates onto C's FP32 copy, afresh each time it runs.
     const MatrixView from = w.has_c ? w.c_check.view : MatrixView{}, to = w.d_check.view;
     const bool accumulate = p.with_c;
@@ -73,7 +73,7 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
                           test::rows_of(fd, first->row_begin, first->row_end), c ? &sub_c : nullptr)
                .algo_summary() + " (first expert)";
   }
-  variants_.push_back({"per-expert loop", algo, [loop](cudaStream_t s) { loop->run(s); }});
+  variants_.push_back({"per-expert loop", algo, [loop](cudaStream_t s) { loop->run(s); }, "", ""});
 
   if (p.kind == Kind::kMGrouped &&
       std::all_of(p.group_rows.begin(), p.group_rows.end(), [&](int64_t r) { return r == p.m; })) {
@@ -89,7 +89,7 @@ CublasBaseline::CublasBaseline(test::CublasLt& lt, const BenchProblem& p, Worklo
     auto mm = std::make_shared<test::LtMatmul>(lt, as_batch(w.a.view), w.b.view,
                                                as_batch(w.d_cublas.view), c ? &bc : nullptr);
     plans_.push_back(mm);
-    variants_.push_back({"strided batched", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }});
+    variants_.push_back({"strided batched", mm->algo_summary(), [mm](cudaStream_t s) { mm->run(s); }, "", ""});
   }
 }
 
@@ -137,7 +137,7 @@ void CublasBaseline::check_grouped_batched(cudaStream_t stream) {
     return;
   }
   variants_.push_back({"cublasGemmGroupedBatchedEx", std::to_string(gb->problems()) + " problems in one call",
-                       [gb](cudaStream_t s) { gb->run(s); }});
+                       [gb](cudaStream_t s) { gb->run(s); }, "", ""});
 }
 
 }  // namespace tilecast::bench

@@ -36,8 +36,8 @@
 
 #include <cuda/ptx>
 
-#include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
+#include "tilecast/device/pipeline/mbarrier.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
