@@ -48,6 +48,10 @@ double tflops_of(const McastRow& r);  // from the flushed median; 0 when not tim
 std::string text_header();
 std::string text_row(const McastRow& r, const McastRow* cublas);
 
+// The tilecast rows with their problem's cuBLAS row, as the bench's own rows (report.hpp): the
+// flushed timings, for the results table every suite writes.
+std::vector<Row> bench_rows(const std::vector<McastRow>& rows, const Peaks& peaks);
+
 std::string mcast_json(const std::vector<McastRow>& rows, const RunInfo& info, const McastRunOptions& o);
 std::string mcast_markdown(const std::vector<McastRow>& rows, const RunInfo& info, const McastRunOptions& o);
 

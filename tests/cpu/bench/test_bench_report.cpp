@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "multicast_output.hpp"
 #include "report.hpp"
 #include "sweep_report.hpp"
 
@@ -177,6 +178,41 @@ TEST(BenchSweepReport, JsonHoldsEveryConfigWithItsRankAndRole) {
   EXPECT_EQ(count(json, "\"forced_config\": true"), 6u);
   EXPECT_NE(json.find("\"model_rank\": 4"), std::string::npos);
   EXPECT_NE(json.find("\"baseline_role\": \"careful\""), std::string::npos);
+}
+
+McastRow mcast_row(const BenchProblem& p, const std::string& label, double us, bool cublas) {
+  McastRow r;
+  r.problem = p;
+  r.label = label;
+  r.config = cublas ? "algo 66" : "cluster=" + label;
+  r.is_cublas = cublas;
+  r.status = "ok";
+  r.timed = true;
+  r.t.median_us = us;
+  r.verified = r.verify_pass = !cublas;
+  return r;
+}
+
+// --suite mcast's page also carries its flushed timings in the bench's columns, each tilecast
+// config against its own problem's cuBLAS row.
+TEST(BenchMcastReport, TheFlushedTimingsComeInTheBenchsColumns) {
+  const BenchProblem a = make_suite("mcast")[0], b = make_suite("mcast")[1];
+  const std::vector<McastRow> rows = {mcast_row(a, "cuBLAS", 100, true), mcast_row(a, "1x1", 50, false),
+                                      mcast_row(a, "2x1", 200, false), mcast_row(b, "cuBLAS", 30, true),
+                                      mcast_row(b, "1x1", 60, false)};
+  const std::vector<Row> bench = bench_rows(rows, default_peaks());
+  ASSERT_EQ(bench.size(), 3u) << "one row per tilecast config, none for cuBLAS";
+  EXPECT_DOUBLE_EQ(bench[0].speedup(), 2.0);
+  EXPECT_DOUBLE_EQ(bench[1].speedup(), 0.5);
+  EXPECT_DOUBLE_EQ(bench[2].speedup(), 0.5) << "against its own problem's cuBLAS";
+  EXPECT_EQ(bench[0].check(), "PASS");
+  EXPECT_EQ(bench[2].config, "cluster=1x1");
+  RunInfo info;
+  info.peaks = default_peaks();
+  const std::string md = mcast_markdown(rows, info, McastRunOptions{});
+  EXPECT_NE(md.find(markdown_table_header()), std::string::npos);
+  EXPECT_EQ(count(md, "| mcast | "), 3u);
+  EXPECT_NE(md.find("| mcast | " + a.label() + " | cluster=2x1 | 200.0 |"), std::string::npos) << md;
 }
 
 }  // namespace
