@@ -61,6 +61,7 @@ struct PreparedCall {
   // parameters name; a call on another stream re-aims them (only this thread's call cache holds
   // the call, hence mutable).
   mutable void* workspace = nullptr;
+  mutable cudaStream_t workspace_stream = nullptr;
   mutable SplitKReduceParams reduce;
 };
 
@@ -85,10 +86,9 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   const bool swap = gemm->plan.main.kernel.swap_ab;
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
-  if (swap) {
-    call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;  // never read
-  } else if (gemm->plan.k_splits > 1) {
-    // The kernel reads no C and no bias, and its D is the workspace (aim_at_workspace).
+  if (swap || gemm->plan.k_splits > 1) {
+    // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the
+    // workspace (aim_at_workspace); a swapped one uses pointers.
     call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;
   } else {
     call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
@@ -151,8 +151,11 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
 bool capturing(cudaStream_t stream);
 
 // Points a split call at `stream`'s workspace: from the device's per-stream buffers, grown (by
-// a new allocation) only outside a capture.
+// a new allocation) only outside a capture. A call aimed at this stream before keeps its buffer
+// without asking the device (and taking its mutex): it was large enough, buffers are never
+// freed, and no other stream is ever given one that was this stream's.
 void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
+  if (call.workspace && call.workspace_stream == stream) return;
   const PreparedGemm& g = *call.gemm;
   const uint64_t bytes = g.plan.workspace_bytes();
   void* ws = g.device->find_workspace(stream, bytes);
@@ -169,6 +172,7 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
       ws = g.device->grow_workspace(stream, bytes);
     }
   }
+  call.workspace_stream = stream;
   if (ws == call.workspace) return;
   const MatrixView v = workspace_view(g.plan, ws);
   PreparedCall& c = const_cast<PreparedCall&>(call);

@@ -257,9 +257,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     // where it fits there; A and B move once, C and D once in the reduce kernel.
     const double ws = static_cast<double>(plan.workspace_bytes());
     const double ws_bps = ws <= kWorkspaceL2Fraction * static_cast<double>(f.l2_bytes) ? f.l2_tb_per_s * 1e12 : hbm_bps;
-    const double operands = hbm_bytes(unsplit_surrogate, d.out, false) -
-                            static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
     const double d_bytes = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
+    const double operands = hbm_bytes(unsplit_surrogate, d.out, false) - d_bytes;
     c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
     c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
   }
@@ -435,7 +434,6 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
   }
-  const std::vector<bool> swaps{swap};
   std::vector<uint32_t> splits{1};
   if (o.k_splits > 1) {
     splits = {o.k_splits};
@@ -453,21 +451,20 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const std::vector<uint32_t> swap_bms{kSwapBlockM};
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
   for (uint32_t s : splits) {
-    for (bool swap : swaps)
-      for (uint32_t bm : swap ? swap_bms : bms)
-        for (uint32_t bn : swap ? swap_bns : bns)
-          for (const ClusterShape& cs : clusters) {
-            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
-              continue;  // no tile wider than the problem
-            if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
-              misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
-                       std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
-                       std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
-              continue;
-            }
-            if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, misfit))
-              out.push_back(std::move(*plan));
+    for (uint32_t bm : swap ? swap_bms : bms)
+      for (uint32_t bn : swap ? swap_bns : bns)
+        for (const ClusterShape& cs : clusters) {
+          if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
+            continue;  // no tile wider than the problem
+          if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
+            misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                     std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                     std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+            continue;
           }
+          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, misfit))
+            out.push_back(std::move(*plan));
+        }
     if (s == splits.front()) {
       first_fits = !out.empty();
       first_misfit = misfit;
@@ -481,7 +478,6 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (std::abs(ta - tb) > kTieFraction * std::min(ta, tb)) return ta < tb;
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
-    if (ka.swap_ab != kb.swap_ab) return !ka.swap_ab;  // the measured kernel over the newer one
     if (ka.cluster.size() != kb.cluster.size())
       return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
     if (ka.block_m * ka.block_n != kb.block_m * kb.block_n) return ka.block_m * ka.block_n > kb.block_m * kb.block_n;

@@ -53,7 +53,9 @@ TEST(GroupedSurrogate, SpreadsTheSizesEvenlyAsDocumented) {
   std::set<int32_t> in_block;
   for (uint32_t g = 0; g < 32; ++g) {
     EXPECT_NEAR(s.data[g], 192 * (0.7 + 0.6 * (g + 0.5) / 32), 0.5) << g;
-    if (g > 0) EXPECT_GT(s.data[g], s.data[g - 1]) << g;
+    if (g > 0) {
+      EXPECT_GT(s.data[g], s.data[g - 1]) << g;
+    }
     sum += s.data[g];
     in_block.insert(s.data[g] % 128 == 0 ? 0 : (s.data[g] % 128 <= 64 ? 1 : 2));
   }

@@ -28,6 +28,19 @@ inline GemmProblem grouped(GemmType type, uint32_t m, uint32_t n, uint32_t k, ui
   return p;
 }
 
+// Calls f(work) for every valid tile every CTA rank of a cluster walks, unit by unit.
+template <class F>
+void for_each_valid_work(const GemmProblem& p, const TileConfig& c, F&& f) {
+  for (uint32_t rank = 0; rank < c.cluster.size(); ++rank) {
+    TileScheduler s(p, c, rank);
+    for (uint32_t unit = 0; s.seek(unit); ++unit)
+      for (uint32_t step = 0; step < s.steps_per_unit(); ++step) {
+        const TileWork w = s.work(step);
+        if (w.valid) f(w);
+      }
+  }
+}
+
 inline TileConfig config(uint32_t cluster_m, uint32_t cluster_n) {
   TileConfig c;
   c.block_m = 128;

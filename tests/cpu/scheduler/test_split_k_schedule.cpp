@@ -44,17 +44,11 @@ struct KCoverage {
 
 KCoverage walk(const GemmProblem& p, const TileConfig& c) {
   KCoverage cov;
-  for (uint32_t rank = 0; rank < c.cluster.size(); ++rank) {
-    TileScheduler s(p, c, rank);
-    for (uint32_t unit = 0; s.seek(unit); ++unit)
-      for (uint32_t step = 0; step < s.steps_per_unit(); ++step) {
-        const TileWork w = s.work(step);
-        if (!w.valid) continue;
-        cov.ranges[{w.group, w.row, w.col}].emplace_back(w.k_begin, w.k_end, w.d_group);
-        // Every CTA of the cluster runs the slice's k-steps, phantom or not.
-        EXPECT_EQ(w.num_k_steps, ceil_div(w.k_end - w.k_begin, c.block_k));
-      }
-  }
+  for_each_valid_work(p, c, [&](const TileWork& w) {
+    cov.ranges[{w.group, w.row, w.col}].emplace_back(w.k_begin, w.k_end, w.d_group);
+    // Every CTA of the cluster runs the slice's k-steps, phantom or not.
+    EXPECT_EQ(w.num_k_steps, ceil_div(w.k_end - w.k_begin, c.block_k));
+  });
   return cov;
 }
 
@@ -170,35 +164,29 @@ void expect_exact_product(const GemmProblem& p, const TileConfig& c, std::mt1993
   // The workspace: [k_splits][groups][m][n], NaN-free sentinel to spot unwritten elements.
   constexpr int64_t kUnwritten = INT64_MIN;
   std::vector<int64_t> ws(uint64_t{p.k_splits} * groups * p.m * p.n, kUnwritten);
-  for (uint32_t rank = 0; rank < c.cluster.size(); ++rank) {
-    TileScheduler s(p, c, rank);
-    for (uint32_t unit = 0; s.seek(unit); ++unit)
-      for (uint32_t step = 0; step < s.steps_per_unit(); ++step) {
-        const TileWork w = s.work(step);
-        if (!w.valid) continue;
-        std::vector<int64_t> acc(uint64_t{c.block_m} * c.block_n, 0);
-        for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
-          int32_t ca[3], cb[3];
-          TileCoords<kType>::a(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, ca);  // NT: K-major, one box
-          TileCoords<kType>::b(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, cb);
-          for (uint32_t r = 0; r < c.block_m; ++r)
-            for (uint32_t col = 0; col < c.block_n; ++col)
-              for (uint32_t j = 0; j < c.block_k; ++j)
-                acc[r * c.block_n + col] +=
-                    at(a, p.m, ca[2], ca[1] + int64_t{r}, ca[0] + int64_t{j}) * at(b, p.n, cb[2], cb[1] + int64_t{col}, cb[0] + int64_t{j});
-        }
-        int32_t cd[3];
-        TileCoords<kType>::d(w, 0, 0, cd);
-        for (uint32_t r = 0; r < c.block_m; ++r)
-          for (uint32_t col = 0; col < c.block_n; ++col) {
-            const int64_t row = cd[1] + int64_t{r}, column = cd[0] + int64_t{col};
-            if (row >= p.m || column >= p.n) continue;  // the TMA store clips
-            int64_t& dst = ws[(uint64_t(cd[2]) * p.m + row) * p.n + column];
-            ASSERT_EQ(dst, kUnwritten) << what << ": element written twice";
-            dst = acc[r * c.block_n + col];
-          }
+  for_each_valid_work(p, c, [&](const TileWork& w) {
+    std::vector<int64_t> acc(uint64_t{c.block_m} * c.block_n, 0);
+    for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
+      int32_t ca[3], cb[3];
+      TileCoords<kType>::a(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, ca);  // NT: K-major, one box
+      TileCoords<kType>::b(w, kk, c.block_k, /*mn_major=*/false, /*box=*/0, cb);
+      for (uint32_t r = 0; r < c.block_m; ++r)
+        for (uint32_t col = 0; col < c.block_n; ++col)
+          for (uint32_t j = 0; j < c.block_k; ++j)
+            acc[r * c.block_n + col] +=
+                at(a, p.m, ca[2], ca[1] + int64_t{r}, ca[0] + int64_t{j}) * at(b, p.n, cb[2], cb[1] + int64_t{col}, cb[0] + int64_t{j});
+    }
+    int32_t cd[3];
+    TileCoords<kType>::d(w, 0, 0, cd);
+    for (uint32_t r = 0; r < c.block_m; ++r)
+      for (uint32_t col = 0; col < c.block_n; ++col) {
+        const int64_t row = cd[1] + int64_t{r}, column = cd[0] + int64_t{col};
+        if (row >= p.m || column >= p.n) continue;  // the TMA store clips
+        int64_t& dst = ws[(uint64_t(cd[2]) * p.m + row) * p.n + column];
+        ASSERT_EQ(dst, kUnwritten) << what << ": element written twice";
+        dst = acc[r * c.block_n + col];
       }
-  }
+  });
   for (uint32_t g = 0; g < groups; ++g)
     for (uint32_t r = 0; r < p.m; ++r)
       for (uint32_t col = 0; col < p.n; ++col) {
