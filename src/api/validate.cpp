@@ -207,6 +207,13 @@ void check_group_array(const std::string& form, const CallArgs& x, PointerQuery 
     throw Error(n + " overlaps D, which the kernel writes while it reads them");
 }
 
+// Where a view's rows start, for the cost model (GemmDesc::a_row_alignment).
+uint8_t rows_alignment(const MatrixView& v) {
+  const uint64_t elem = dtype_size(v.dtype);
+  return plan::row_alignment(reinterpret_cast<uintptr_t>(v.data), static_cast<uint64_t>(v.ld()) * elem,
+                             v.batch > 1 ? static_cast<uint64_t>(v.batch_step()) * elem : 0);
+}
+
 }  // namespace
 
 plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
@@ -278,6 +285,8 @@ plan::GemmDesc validate_grouped(const CallArgs& x, PointerQuery where_is) {
   if (overlap(d, a) || overlap(d, b)) fail("D overlaps A or B in memory");
   check_group_array(form, x, where_is);
   desc.problem.group_data = g.data;  // for the kernel's parameters; the planner never reads it
+  desc.a_row_alignment = rows_alignment(a);
+  desc.b_row_alignment = rows_alignment(b);
   return desc;
 }
 
@@ -366,6 +375,10 @@ plan::GemmDesc validate_gemm(const MatrixView& a, const MatrixView& b, const Mat
   }
   check_view("D", d, where_is);
   if (reads_ab && (overlap(d, a) || overlap(d, b))) throw Error("D overlaps A or B in memory");
+  if (reads_ab) {
+    desc.a_row_alignment = rows_alignment(a);
+    desc.b_row_alignment = rows_alignment(b);
+  }
   if (c) {
     check_view("C", *c, where_is);
     // D = D + A * B^T is fine (each element of C is read before the same element of D is

@@ -2,14 +2,16 @@
 //   one k-step of one CTA is 2 * 128 * 256 * 64 = 4.19 MFLOP; at 989 TFLOPS over 132 SMs an SM
 //   does it in 0.56 us. 2048 tiles of 128 k-steps on 132 SMs: 15.5 waves, makespan 16 tiles =
 //   2048 k-steps = 1.15 ms (MMA bound).
-//   L2 -> SM: each tile reads (128 + 256) * 64 * 2 = 48 KiB per k-step; 12.9 GB in all without
-//   multicast = 1.29 ms at 10 TB/s, 8.6 GB (0.86 ms) with B shared by 2 CTAs along M, 6.4 GB
-//   (0.64 ms) with 2x2 or 4x1 clusters, which however run on 120 SMs (makespan 1.29 ms). So 2x1
-//   (1.15 ms) wins; measured on the H200: 2x1 800 TFLOPS, 1x1 794, 4x1 742, 2x2 (128x128) 606.
-// The estimate is the largest of the MMA, L2 and HBM times; the cheapest plan wins, and within
-// 2% the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then
-// the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster the arch
-// spec's (arch_spec.hpp).
+//   SM ingress: each k-step brings (128 + 256) * 64 * 2 = 48 KiB into the SM, multicast or not
+//   (every destination receives the box): 2048 k-steps at 10 TB/s / 132 SMs = 1.33 ms. So the
+//   tile is ingress-bound at 87% of the tensor rate, whatever the cluster.
+//   L2 lookups: 12.9 GB of lines without multicast (1.29 ms at 10 TB/s), 8.6 GB with B shared by
+//   2 CTAs along M; they bind only where rows start off a line (lines_per_box_row).
+//   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
+// The estimate is the largest of the MMA, ingress, L2 and HBM times; the cheapest plan wins, and
+// within 2% the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100,
+// S6), then the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster
+// the arch spec's (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
 
 #include <algorithm>
@@ -79,6 +81,19 @@ constexpr uint32_t kSwapWgmmaFloorN = 32;
 // elements of a row of D, 16 or 32 bytes) reach this fraction of HBM's write rate (stated, like
 // the floor above). Charged after the main loop: with one wave nothing overlaps it.
 constexpr double kSwappedStoreEfficiency = 0.25;
+
+// The lines of L2 one 128-byte box row reads, on average over rows whose addresses are multiples
+// of `alignment` bytes: one where the row starts on a line, two where it starts inside one (then
+// a multicast, read once for all its destinations, saves twice as much). Measured on the H200
+// (sweep, bench/results/2026-12-01-h200-alignment.md): 4097^3 (rows of 8208 bytes, 7 in 8 off a
+// line) ran 128x176 tiles in clusters of 2x2 in 348-350 us without multicast, 281 and 262 us
+// multicasting one operand, 220 us both: the lines read over the time are 10.0-10.3 TB/s in all
+// four, the L2 rate of the aligned shapes; 4095x7167x4104 and 8191x8193x520 (also off a line)
+// ran 30-47% faster with multicast, aligned shapes within 2% of 1x1.
+double lines_per_box_row(uint8_t alignment) {
+  const double aligned_share = std::min<double>(alignment, kL2LineBytes) / kL2LineBytes;
+  return 2.0 - aligned_share;
+}
 
 std::string widths_list() {
   std::string s;
@@ -243,10 +258,18 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   if (k.consumer_warpgroups == 1) c.mma_us *= kOneWarpgroupSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
-  c.l2_us = static_cast<double>(c.l2_to_sm_bytes) / (f.l2_tb_per_s * 1e12) * 1e6;
+  const double step_bytes = (static_cast<double>(bm) + bn) * kGemmBlockK * 2;
+  const double sm_ingress_bps = f.l2_tb_per_s * 1e12 / f.num_sms;
+  c.ingress_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes / sm_ingress_bps * 1e6;
+  // Swapped operands: the kernel's A is the caller's B.
+  const uint8_t a_align = swap ? d.b_row_alignment : d.a_row_alignment;
+  const uint8_t b_align = swap ? d.a_row_alignment : d.b_row_alignment;
+  const double a_read = static_cast<double>(sim.stats.l2_a_bytes);
+  c.l2_line_bytes = a_read * lines_per_box_row(a_align) +
+                    (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align);
+  c.l2_us = c.l2_line_bytes / (f.l2_tb_per_s * 1e12) * 1e6;
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
   // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
-  const double step_bytes = (static_cast<double>(bm) + bn) * kGemmBlockK * 2;
   const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
                                                std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
   c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes * first_touch / kSmHbmStreamBytesPerS * 1e6;
@@ -268,7 +291,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
                           (splits > 1 ? splits * sizeof(float) : dtype_bytes(d.out));
     c.swapped_store_us = stored / (hbm_bps * kSwappedStoreEfficiency) * 1e6;
   }
-  c.total_us = std::max({c.mma_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us + c.swapped_store_us;
+  c.total_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us + c.swapped_store_us;
   c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
   return plan;
 }
@@ -320,6 +343,24 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
 }
 
 }  // namespace
+
+uint8_t row_alignment(uint64_t base, uint64_t row_stride_bytes, uint64_t batch_stride_bytes) {
+  uint64_t a = kL2LineBytes;
+  for (uint64_t v : {base, row_stride_bytes, batch_stride_bytes})
+    while (a > 1 && v % a != 0) a /= 2;
+  return static_cast<uint8_t>(a);
+}
+
+void assume_padded_rows(GemmDesc& d) {
+  const GemmProblem& p = d.problem;
+  constexpr uint64_t kTmaStrideBytes = 16, kBF16Bytes = 2;
+  const auto padded = [](uint64_t elements) {
+    return row_alignment(0, (elements * kBF16Bytes + kTmaStrideBytes - 1) / kTmaStrideBytes * kTmaStrideBytes, 0);
+  };
+  // A stored row runs along K, or along M (N) where the layout stores A (B) MN-major.
+  d.a_row_alignment = padded(a_mn_major(d.layout) ? p.m : p.k);
+  d.b_row_alignment = padded(b_mn_major(d.layout) ? p.n : p.k);
+}
 
 GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c, GemmLayout layout) {
   GemmDesc d;
@@ -524,9 +565,9 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
   if (ranked.empty()) return "no plan\n";
   s << "chosen: " << ranked.front().describe() << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%4s %-9s %6s %7s %3s %6s %9s %5s %6s %9s %8s %8s %8s %9s %9s %10s %10s\n", "rank",
-                "tile", "stages", "cluster", "mc", "splits", "clusters", "SMs", "waves", "est us", "mma us", "L2 us",
-                "HBM us", "stream us", "reduce us", "L2->SM MB", "unicast MB");
+  std::snprintf(line, sizeof line, "%4s %-9s %6s %7s %3s %6s %9s %5s %6s %9s %8s %10s %8s %8s %9s %9s %10s %10s\n",
+                "rank", "tile", "stages", "cluster", "mc", "splits", "clusters", "SMs", "waves", "est us", "mma us",
+                "ingress us", "L2 us", "HBM us", "stream us", "reduce us", "L2->SM MB", "unicast MB");
   s << line;
   for (size_t i = 0; i < ranked.size() && i <= alternatives; ++i) {
     const GemmPlan& p = ranked[i];
@@ -537,9 +578,9 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
     const uint32_t sms = p.main.clusters * k.cluster.size() +
                          (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);
     std::snprintf(line, sizeof line,
-                  "%4zu %-9s %6u %7s %1s%1s  %6u %9u %5u %6.2f %9.1f %8.1f %8.1f %8.1f %9.1f %9.1f %10.1f %10.1f\n", i + 1,
-                  tile, k.stages, cluster, p.schedule.multicast_a ? "A" : "-", p.schedule.multicast_b ? "B" : "-",
-                  p.k_splits, p.main.clusters, sms, p.cost.waves, p.cost.total_us, p.cost.mma_us, p.cost.l2_us,
+                  "%4zu %-9s %6u %7s %1s%1s  %6u %9u %5u %6.2f %9.1f %8.1f %10.1f %8.1f %8.1f %9.1f %9.1f %10.1f %10.1f\n",
+                  i + 1, tile, k.stages, cluster, p.schedule.multicast_a ? "A" : "-", p.schedule.multicast_b ? "B" : "-",
+                  p.k_splits, p.main.clusters, sms, p.cost.waves, p.cost.total_us, p.cost.mma_us, p.cost.ingress_us, p.cost.l2_us,
                   p.cost.hbm_us, p.cost.stream_us, p.cost.reduce_us, p.cost.l2_to_sm_bytes / 1e6,
                   p.cost.l2_to_sm_bytes_unicast / 1e6);
     s << line;

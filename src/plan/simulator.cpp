@@ -242,7 +242,10 @@ class Simulation {
                          opt_.elem_bytes;
       const uint64_t b = std::min<uint64_t>(cfg.block_n, p_.n - std::min(p_.n, w.col)) * k * opt_.elem_bytes;
       stats_.l2_to_sm_bytes_unicast += a + b;
-      if (w.issue_a) stats_.l2_to_sm_bytes += a;
+      if (w.issue_a) {
+        stats_.l2_to_sm_bytes += a;
+        stats_.l2_a_bytes += a;
+      }
       if (w.issue_b) stats_.l2_to_sm_bytes += b;
     }
   }
@@ -316,7 +319,10 @@ class Simulation {
     } else {
       ++stats_.phantom_k_steps;
     }
-    if (w.issue_a) stats_.l2_to_sm_bytes += a_bytes;
+    if (w.issue_a) {
+      stats_.l2_to_sm_bytes += a_bytes;
+      stats_.l2_a_bytes += a_bytes;
+    }
     if (w.issue_b) stats_.l2_to_sm_bytes += b_bytes;
 
     // The consumers release the stage on the CTAs the protocol names.

@@ -2,7 +2,9 @@
 
 namespace tilecast::bench {
 
-plan::GemmDesc problem_desc(const BenchProblem& p) {
+namespace {
+
+plan::GemmDesc sized_desc(const BenchProblem& p) {
   if (p.kind == Kind::kDense || p.kind == Kind::kBatched) {
     plan::GemmDesc d = plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c, p.layout);
     d.has_bias = p.with_bias;
@@ -16,6 +18,14 @@ plan::GemmDesc problem_desc(const BenchProblem& p) {
     case Kind::kKGrouped: return plan::kgrouped_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
     default: return plan::dense_desc(p.m, p.n, p.k, p.groups, p.out, p.with_c);
   }
+}
+
+}  // namespace
+
+plan::GemmDesc problem_desc(const BenchProblem& p) {
+  plan::GemmDesc d = sized_desc(p);
+  plan::assume_padded_rows(d);  // the workload's rows are padded to 16 bytes (test::aligned_ld)
+  return d;
 }
 
 }  // namespace tilecast::bench

@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
         std::printf("problem %lldx%lldx%lld batch %lld", m, n, k, batch);
         if (operands != GemmLayout::kNT) std::printf(" layout %s", layout_name(operands));
     }
+    // The rows as the least TMA takes them: tight rows padded to 16 bytes.
+    plan::assume_padded_rows(desc);
     std::printf(", out %s%s, config '%s', device %s (%u SMs, %s%s)\n", dtype_name(out),
                 with_c && type == GemmType::kNormal ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
                 facts.num_sms, plan::arch_spec(facts.arch).name,

@@ -16,6 +16,13 @@
 
 namespace tilecast::plan {
 
+// L2's line, and the bytes of one row of a TMA box along a 128-byte swizzled operand (64 BF16).
+inline constexpr uint32_t kL2LineBytes = 128;
+
+// The largest power of two up to kL2LineBytes that divides a matrix's base address, its row
+// stride and its batch stride (all in bytes; a stride of 0 divides everything).
+uint8_t row_alignment(uint64_t base, uint64_t row_stride_bytes, uint64_t batch_stride_bytes);
+
 // What the planner is told of a GEMM: the scheduler's problem (the planner reads its sizes and
 // type only, never group_data: for grouped types that is device memory) and the epilogue.
 struct GemmDesc {
@@ -28,11 +35,21 @@ struct GemmDesc {
   bool has_c = false;              // C is read (beta != 0)
   bool has_bias = false;
   GemmLayout layout = GemmLayout::kNT;  // how A and B are stored (dense and batched problems)
+  // Where the stored rows of A and B start: the largest power of two up to an L2 line (128 bytes)
+  // that divides every row's address (row_alignment). A box row of 128 bytes that starts off a
+  // line reads two lines from L2, so the cost model charges such operands more L2 lookups.
+  uint8_t a_row_alignment = kL2LineBytes;
+  uint8_t b_row_alignment = kL2LineBytes;
   // Explicit, so that no padding byte is left undefined: the plan cache compares and hashes whole
   // descs as bytes (api/prepared.cpp).
-  uint8_t unused_[1] = {};
+  uint8_t unused_[7] = {};
 };
 static_assert(std::has_unique_object_representations_v<GemmDesc>, "GemmDesc is compared as bytes: no padding");
+
+// Sets d's row alignments for A and B stored at allocation-aligned bases in rows padded to 16
+// bytes, the least TMA takes: what the bench's workloads hold, and what a caller with tight
+// tensors would. The API's calls set them from the caller's views instead.
+void assume_padded_rows(GemmDesc& d);
 
 // A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C),
 // with A and B stored as `layout` says. Sizes must fit 32 bits (the API validates them first).
@@ -57,7 +74,12 @@ struct KernelLaunch {
 // estimate is the largest.
 struct CostEstimate {
   double mma_us = 0;   // the busiest cluster's k-steps at the tensor cores' rate (shared-memory bound included)
-  double l2_us = 0;    // L2 -> SM operand bytes at the device's L2 bandwidth
+  // The busiest CTA's operand bytes at one SM's share of the L2 -> SM bandwidth. Multicast does
+  // not shrink it: every destination SM receives the whole box.
+  double ingress_us = 0;
+  // L2's lookups at its line rate: the operand reads, each multicast once, in the lines their box
+  // rows touch (two for a row that starts off a line).
+  double l2_us = 0;
   double hbm_us = 0;   // each operand and output once through HBM
   double stream_us = 0;  // the busiest CTA's operand bytes at one SM's streaming rate
   // Split-K: the reduce kernel (its launch behind the GEMM, then the partial sums read, C read,
@@ -68,8 +90,9 @@ struct CostEstimate {
   double swapped_store_us = 0;
   double total_us = 0;
   double waves = 0;    // units per cluster of the launch(es)
-  uint64_t l2_to_sm_bytes = 0;          // with multicast as planned
-  uint64_t l2_to_sm_bytes_unicast = 0;  // every CTA loading its own tiles
+  uint64_t l2_to_sm_bytes = 0;          // read from L2, each multicast once (as planned)
+  uint64_t l2_to_sm_bytes_unicast = 0;  // delivered to SMs: every CTA's tiles, multicast or not
+  double l2_line_bytes = 0;             // l2_to_sm_bytes in the whole lines their rows touch
 };
 
 struct GemmPlan {

@@ -62,6 +62,7 @@ struct SimStats {
   uint64_t tile_k_steps = 0;           // their k-steps
   uint64_t phantom_k_steps = 0;        // k-steps run by phantom CTAs
   uint64_t l2_to_sm_bytes = 0;         // operand bytes read from L2, each multicast counted once
+  uint64_t l2_a_bytes = 0;             // the part of them that is A
   uint64_t l2_to_sm_bytes_unicast = 0; // the same tiles with every CTA loading its own
   uint64_t units = 0;                  // units claimed that held work
   uint64_t makespan_k_steps = 0;       // k-steps of the busiest cluster (one k-step per round)

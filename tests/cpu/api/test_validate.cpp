@@ -129,6 +129,29 @@ TEST(GemmValidation, GoodArgumentsGiveTheShape) {
   EXPECT_EQ(error_of(inside), "");
 }
 
+TEST(GemmValidation, TheDescSaysWhereTheOperandRowsStart) {
+  // The cost model charges rows that start off a 128-byte line two L2 lines (gemm_plan.cpp).
+  CallArgs x = dense_call();  // rows of 512 BF16 = 1024 bytes at 1 MiB-aligned bases
+  plan::GemmDesc s = validate_call(x, fake_device);
+  EXPECT_EQ(s.a_row_alignment, 128u);
+  EXPECT_EQ(s.b_row_alignment, 128u);
+  x.a.cols = x.b.cols = 4097;  // the least stride TMA takes: 4104 elements, 8208 bytes
+  x.a.row_stride = x.b.row_stride = 4104;
+  x.b.data = at(0x2000000);  // clear of D, now that B's rows are longer
+  s = validate_call(x, fake_device);
+  EXPECT_EQ(s.a_row_alignment, 16u);
+  EXPECT_EQ(s.b_row_alignment, 16u);
+  x.b.row_stride = 4160;  // padded to a whole line: B is aligned again, A not
+  s = validate_call(x, fake_device);
+  EXPECT_EQ(s.a_row_alignment, 16u);
+  EXPECT_EQ(s.b_row_alignment, 128u);
+  x.b.data = at(0x2000040);  // aligned rows from a base 64 bytes into a line
+  EXPECT_EQ(validate_call(x, fake_device).b_row_alignment, 64u);
+  x = batched(dense_call(), 2);  // a batch stride off a line moves every other batch's rows
+  x.b.batch_stride = 384 * 512 + 8;
+  EXPECT_EQ(validate_call(x, fake_device).b_row_alignment, 16u);
+}
+
 TEST(GemmValidation, BadViewsNameTheOperandAndTheRule) {
   const CallArgs x = dense_call(), xc = with_c(x), x2 = batched(x, 2);
   expect_refused({

@@ -49,7 +49,7 @@ uint64_t units_of(const GemmPlan& p) {
 }
 
 // Which resource bounds the plan's estimate (the largest of its terms).
-bool mma_bound(const CostEstimate& c) { return c.mma_us >= std::max({c.l2_us, c.hbm_us, c.stream_us}); }
+bool mma_bound(const CostEstimate& c) { return c.mma_us >= std::max({c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}); }
 
 // The models, and two made-up parts that flush out a count taken from the H200: half its SMs,
 // and an H20 on which clusters of 4 and 8 cannot be resident at all.
@@ -141,7 +141,7 @@ TEST(PlansOnOtherParts, FewTilesOnLongKSplitUnlessMemoryBindsAnyway) {
       unsplit.k_splits = 1;
       const GemmPlan u = plan_gemm(dense(s), f, unsplit);
       const bool idle = u.main.clusters * u.main.kernel.cluster.size() * 2 < f.num_sms;
-      const bool hbm_bound = u.cost.hbm_us >= std::max({u.cost.mma_us, u.cost.l2_us, u.cost.stream_us});
+      const bool hbm_bound = u.cost.hbm_us >= std::max({u.cost.mma_us, u.cost.ingress_us, u.cost.l2_us, u.cost.stream_us});
       const GemmPlan p = plan_gemm(dense(s), f);
       cases += idle && !hbm_bound;
       if (idle && !hbm_bound) EXPECT_GT(p.k_splits, 1u) << f.name << " " << name(s) << ": " << u.describe();
