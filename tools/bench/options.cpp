@@ -61,6 +61,8 @@ problems
   --shape m,n,k[,b]   one more problem (b > 1: batched); repeatable
   --out bf16|fp32     output dtype (default: each suite's, bf16 but for k-grouped fp32)
   --with-c            D = A * B^T + C (k-grouped: accumulate; m-grouped and masked: no C)
+  --row-bytes N       pad each stored row of A and B to a multiple of N bytes: 16 (default, the
+                      least TMA takes), 32, 64 or 128 (whole L2 lines); labels say "rowsN"
 
 tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heuristic's)
   --cluster MxN       CTAs along M x along N: 1x1, 2x1, 1x2, 2x2, 4x1, 1x4
@@ -161,6 +163,10 @@ Options parse_options(int argc, char** argv) {
       o.energy_s = v == "0" ? 0.0 : to_double(a, v);
     } else if (a == "--ncu-pass") {
       o.ncu_pass = true;
+    } else if (a == "--row-bytes") {
+      const int64_t v = to_int(a, next(), 16, 128);
+      if (v != 16 && v != 32 && v != 64 && v != 128) throw std::invalid_argument("--row-bytes takes 16, 32, 64 or 128");
+      o.row_bytes = static_cast<uint32_t>(v);
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(to_int(a, next(), 0, INT64_MAX));
       o.seed_given = true;
@@ -196,7 +202,10 @@ std::vector<BenchProblem> selected_problems(const Options& o) {
   for (const std::string& s : suites)
     for (BenchProblem& p : make_suite(s)) out.push_back(std::move(p));
   for (const BenchProblem& p : o.shapes) out.push_back(p);
-  for (BenchProblem& p : out) apply_epilogue(p, o.out_given ? &o.out : nullptr, o.with_c);
+  for (BenchProblem& p : out) {
+    apply_epilogue(p, o.out_given ? &o.out : nullptr, o.with_c);
+    p.row_bytes = o.row_bytes;
+  }
   return out;
 }
 

@@ -23,6 +23,7 @@ struct Options {
   DType out = DType::kBF16;
   bool out_given = false;  // --out: else each suite's own (bf16; k-grouped suites fp32)
   bool with_c = false;
+  uint32_t row_bytes = kLeastRowBytes;  // --row-bytes: A's and B's rows padded to this many bytes
   int warmup = 10, iters = 50;
   size_t flush_bytes = size_t{256} << 20;
   std::string json_path, markdown_path;

@@ -24,7 +24,7 @@ plan::GemmDesc sized_desc(const BenchProblem& p) {
 
 plan::GemmDesc problem_desc(const BenchProblem& p) {
   plan::GemmDesc d = sized_desc(p);
-  plan::assume_padded_rows(d);  // the workload's rows are padded to 16 bytes (test::aligned_ld)
+  plan::assume_padded_rows(d, p.row_bytes);  // as the workload pads A's and B's rows (workload.cpp)
   return d;
 }
 

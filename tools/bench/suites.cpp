@@ -181,6 +181,7 @@ std::string BenchProblem::label() const {
                     (long long)k);
       break;
   }
+  if (row_bytes != kLeastRowBytes) return std::string(buf) + " rows" + std::to_string(row_bytes);
   return buf;
 }
 

@@ -21,6 +21,8 @@ enum class Kind {
 
 const char* kind_name(Kind k);
 
+inline constexpr uint32_t kLeastRowBytes = 16;
+
 struct BenchProblem {
   std::string suite;
   Kind kind = Kind::kDense;
@@ -37,6 +39,9 @@ struct BenchProblem {
   // Dense and batched: how A and B are stored (gemm_layout.cuh); cuBLASLt gets the same layout
   // through its op flags.
   GemmLayout layout = GemmLayout::kNT;
+  // Each stored row of A and B starts on a multiple of this many bytes (--row-bytes): 16, the
+  // least TMA takes, or up to 128, a whole L2 line (a row off a line reads two: gemm_plan.cpp).
+  uint32_t row_bytes = kLeastRowBytes;
   // The host suite: its rows time the enqueue of one call (host microseconds per call, cached
   // plan and kernel, no GPU time), tilecast::gemm against cublasLtMatmul on the same buffers.
   bool host_time = false;

@@ -2,14 +2,17 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/fill.hpp"
 
 namespace tilecast::bench {
 namespace {
 
-test::DeviceMatrix alloc(DType t, int64_t rows, int64_t cols, int64_t batch) {
-  return test::make_matrix(t, rows, cols, batch, test::aligned_ld(cols, t));
+test::DeviceMatrix alloc(DType t, int64_t rows, int64_t cols, int64_t batch, uint32_t row_bytes = kLeastRowBytes) {
+  const int64_t per_row = std::max<int64_t>(1, row_bytes / static_cast<int64_t>(dtype_size(t)));
+  return test::make_matrix(t, rows, cols, batch, std::max(test::aligned_ld(cols, t), (cols + per_row - 1) / per_row * per_row));
 }
 
 void randomize(test::DeviceMatrix& m, uint64_t seed, cudaStream_t stream) {
@@ -31,8 +34,8 @@ std::unique_ptr<Workload> make_workload(const BenchProblem& p, uint64_t seed, cu
 
   // Dense and batched problems store A and B as their layout says (the grouped ones are NT).
   const bool a_t = a_mn_major(p.layout), b_t = b_mn_major(p.layout);
-  w->a = a_t ? alloc(DType::kBF16, p.k, rows, batch) : alloc(DType::kBF16, rows, p.k, batch);
-  w->b = b_t ? alloc(DType::kBF16, p.k, p.n, b_batch) : alloc(DType::kBF16, p.n, p.k, b_batch);
+  w->a = a_t ? alloc(DType::kBF16, p.k, rows, batch, p.row_bytes) : alloc(DType::kBF16, rows, p.k, batch, p.row_bytes);
+  w->b = b_t ? alloc(DType::kBF16, p.k, p.n, b_batch, p.row_bytes) : alloc(DType::kBF16, p.n, p.k, b_batch, p.row_bytes);
   w->d_cublas = alloc(p.out, rows, p.n, d_batch);
   w->d_tilecast = alloc(p.out, rows, p.n, d_batch);
   w->d_check = alloc(DType::kFP32, rows, p.n, d_batch);

@@ -46,10 +46,10 @@ struct GemmDesc {
 };
 static_assert(std::has_unique_object_representations_v<GemmDesc>, "GemmDesc is compared as bytes: no padding");
 
-// Sets d's row alignments for A and B stored at allocation-aligned bases in rows padded to 16
-// bytes, the least TMA takes: what the bench's workloads hold, and what a caller with tight
-// tensors would. The API's calls set them from the caller's views instead.
-void assume_padded_rows(GemmDesc& d);
+// Sets d's row alignments for A and B stored at allocation-aligned bases in rows padded to a
+// multiple of `row_bytes` (16, the least TMA takes: what a caller with tight tensors holds; 128:
+// whole lines). The API's calls set them from the caller's views instead.
+void assume_padded_rows(GemmDesc& d, uint32_t row_bytes = 16);
 
 // A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C),
 // with A and B stored as `layout` says. Sizes must fit 32 bits (the API validates them first).

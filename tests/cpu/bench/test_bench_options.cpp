@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "problem_desc.hpp"
 
 namespace tilecast::bench {
 namespace {
@@ -87,6 +88,20 @@ TEST(BenchOptions, OtherBadInputIsRefusedByName) {
   EXPECT_NE(refusal({"--config", "cluster=two"}).find("config: cluster wants AxB"), std::string::npos);
   EXPECT_NE(refusal({"--config", "multicast_a=2"}).find("config: multicast_a wants 0 (off), 1 (on) or -1"), std::string::npos);
   EXPECT_NE(refusal({"--sweeep"}).find("unknown option '--sweeep'"), std::string::npos);
+}
+
+TEST(BenchOptions, RowBytesPadEveryProblemsOperandRowsAndTellThePlanner) {
+  EXPECT_EQ(parse({}).row_bytes, kLeastRowBytes);
+  const Options o = parse({"--shape", "4097,4097,4097", "--row-bytes", "128"});
+  const std::vector<BenchProblem> problems = selected_problems(o);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].row_bytes, 128u);
+  EXPECT_EQ(problems[0].label(), "4097x4097x4097 rows128");
+  // The planner is told what the workload holds: lines where padded to 128, 16 bytes otherwise.
+  EXPECT_EQ(problem_desc(problems[0]).a_row_alignment, 128u);
+  EXPECT_EQ(problem_desc(selected_problems(parse({"--shape", "4097,4097,4097"}))[0]).b_row_alignment, 16u);
+  EXPECT_NE(refusal({"--row-bytes", "48"}).find("--row-bytes takes 16, 32, 64 or 128"), std::string::npos);
+  EXPECT_NE(refusal({"--row-bytes", "8"}).find("--row-bytes"), std::string::npos);
 }
 
 TEST(BenchOptions, UsageDocumentsTheSweepAndItsDefaultLimit) {

@@ -132,7 +132,8 @@ TEST(PlansOnOtherParts, SplitKIsWeighedWhereTheLargestTilesAreFewerThanThisDevic
 
 TEST(PlansOnOtherParts, FewTilesOnLongKSplitUnlessMemoryBindsAnyway) {
   // Where the best unsplit plan leaves more than half of this device's SMs idle and its estimate
-  // is not HBM's (which no split can beat), the chosen plan splits K.
+  // is not HBM's (which no split can beat), the chosen plan splits K, unless the unsplit plan is
+  // within the planner's tie (5%) of the cheapest: then fewer slices win.
   uint32_t cases = 0;
   for (const DeviceFacts& f : {DeviceFacts::h100_pcie_model(), DeviceFacts::h20_model(), DeviceFacts::h200_model()})
     for (const Shape& s : mission_shapes()) {
@@ -143,9 +144,15 @@ TEST(PlansOnOtherParts, FewTilesOnLongKSplitUnlessMemoryBindsAnyway) {
       const bool idle = u.main.clusters * u.main.kernel.cluster.size() * 2 < f.num_sms;
       const bool hbm_bound = u.cost.hbm_us >= std::max({u.cost.mma_us, u.cost.ingress_us, u.cost.l2_us, u.cost.stream_us});
       const GemmPlan p = plan_gemm(dense(s), f);
-      cases += idle && !hbm_bound;
-      if (idle && !hbm_bound) EXPECT_GT(p.k_splits, 1u) << f.name << " " << name(s) << ": " << u.describe();
-      EXPECT_LE(p.cost.total_us, u.cost.total_us * 1.02) << "a split is taken only when it pays";
+      const std::vector<GemmPlan>& all = ranked(f, s);
+      const double cheapest = std::min_element(all.begin(), all.end(), [](const GemmPlan& a, const GemmPlan& b) {
+                                return a.cost.total_us < b.cost.total_us;
+                              })->cost.total_us;
+      const bool tie = u.cost.total_us <= cheapest * 1.05;
+      cases += idle && !hbm_bound && !tie;
+      if (idle && !hbm_bound && !tie) EXPECT_GT(p.k_splits, 1u) << f.name << " " << name(s) << ": " << u.describe();
+      if (tie) EXPECT_EQ(p.k_splits, 1u) << f.name << " " << name(s) << ": a tie goes to fewer slices";
+      EXPECT_LE(p.cost.total_us, u.cost.total_us) << "a split is taken only when it pays";
     }
   EXPECT_GE(cases, 3u) << "the m = 128 list leaves SMs idle on every device";
 }
