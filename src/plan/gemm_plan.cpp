@@ -94,6 +94,12 @@ constexpr double kSwappedStoreEfficiency = 0.25;
 // multicasting one operand, 220 us both: the lines read over the time are 10.0-10.3 TB/s in all
 // four, the L2 rate of the aligned shapes; 4095x7167x4104 and 8191x8193x520 (also off a line)
 // ran 30-47% faster with multicast, aligned shapes within 2% of 1x1.
+// K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes of the
+// kgrouped suite 4x1 and 2x2 ran 5-15% slower than 2x1 (1905.6 and 2039.5 against 1802.8 us on
+// kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster compare), though the
+// terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2 lines, which bind where the
+// groups' boxes start off a line). What they miss there is not measured apart.
+constexpr bool kKGroupedClustersOf4 = false;
 // Where the planner takes a k-group's first column to start: 16 bytes into a line, as the
 // surrogate's even split of K puts them (4 groups of 4216 columns on the kgrouped suite's 16864:
 // 8432 bytes apart, 7 in 8 starts off a line).
@@ -508,6 +514,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
         for (const ClusterShape& cs : clusters) {
           if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
             continue;  // no tile wider than the problem
+          if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m && !kKGroupedClustersOf4)
+            continue;
           if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
             misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
                      std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +

@@ -209,5 +209,27 @@ TEST(GroupedPlanner, KGroupedHbmTermCountsEachGroupsOwnColumns) {
   EXPECT_NEAR(p.cost.hbm_us, bytes / 4.2e12 * 1e6, 1e-6 * p.cost.hbm_us);
 }
 
+TEST(GroupedPlanner, KGroupedBoxesAreChargedOffALineAndTakeNoClusterOf4) {
+  // The kgrouped suite's shapes (bench/results/2026-12-01-h200-grouped.md, cluster compare): 2x1
+  // was best or within 3% on all four, 1x1 25-35% slower (the groups' boxes start off a line, so
+  // multicast pays), 4x1 and 2x2 5-15% slower. K = 33408 has rows on a line, its groups' starts not.
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  struct Shape {
+    uint32_t m, n, k, groups;
+  };
+  for (const Shape& s : {Shape{4096, 7168, 16864, 4}, Shape{7168, 2048, 15464, 4}, Shape{4096, 7168, 35944, 8},
+                         Shape{7168, 2048, 33408, 8}}) {
+    GemmDesc d = kgrouped_desc(s.m, s.n, s.k, s.groups, DType::kFP32, true);
+    assume_padded_rows(d);
+    const GemmPlan p = plan_gemm(d, h200);
+    EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{2, 1})) << s.m << "x" << s.n << " k" << s.k << ": " << p.describe();
+    EXPECT_NEAR(p.cost.l2_line_bytes, 1.875 * static_cast<double>(p.cost.l2_to_sm_bytes), 1.0) << "16 bytes off a line";
+    GemmConfig four;
+    four.cluster_m = 4;
+    four.cluster_n = 1;
+    EXPECT_EQ(plan_gemm(d, h200, four).main.kernel.cluster, (ClusterShape{4, 1})) << "asked for, it is planned";
+  }
+}
+
 }  // namespace
 }  // namespace tilecast::plan
