@@ -9,8 +9,8 @@
 //   2 CTAs along M; they bind only where rows start off a line (lines_per_box_row).
 //   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
 // The estimate is the largest of the MMA, ingress, L2 and HBM times; the cheapest plan wins, and
-// within 2% the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100,
-// S6), then the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster
+// within 5% (kTieFraction) fewer split-K slices, then the smaller cluster on SM90 (less coupling,
+// easier placement; the larger on SM100, S6), then the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster
 // the arch spec's (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
 
@@ -29,7 +29,8 @@ namespace {
 // Clusters along N (1x2, 1x4: the CTAs share A) ran 3-17% slower than the same tiles in clusters
 // along M on every shape measured on the H200 at equal or fewer waves (4096x576x7168 10%, 8192^3
 // 3%, 4096x2112x7168 3%, 4097^3 with 176-wide tiles 17%); the terms here do not say why, so they
-// are charged 5%. It keeps 4097^3 on 128x192 (254 us) rather than 128x176 in 1x2 (294 us).
+// are charged 5%. (The 4097^3 rows among them start off a line, which the L2 line term below now
+// charges as well.)
 constexpr double kAlongNSlowdown = 1.05;
 // Plans within this fraction of the cheapest count as ties: the model's terms met the sweep's
 // measured times within about 5% (clusters of 4 on 4095x7167x4104 5% slower than their ingress
@@ -94,8 +95,13 @@ constexpr double kSwappedStoreEfficiency = 0.25;
 // multicasting one operand, 220 us both: the lines read over the time are 10.0-10.3 TB/s in all
 // four, the L2 rate of the aligned shapes; 4095x7167x4104 and 8191x8193x520 (also off a line)
 // ran 30-47% faster with multicast, aligned shapes within 2% of 1x1.
+double lines_per_box_row(uint8_t alignment) {
+  const double aligned_share = std::min<double>(alignment, kL2LineBytes) / kL2LineBytes;
+  return 2.0 - aligned_share;
+}
+
 // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes of the
-// kgrouped suite 4x1 and 2x2 ran 5-15% slower than 2x1 (1905.6 and 2039.5 against 1802.8 us on
+// kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against 1802.8 us on
 // kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster compare), though the
 // terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2 lines, which bind where the
 // groups' boxes start off a line). What they miss there is not measured apart.
@@ -104,11 +110,6 @@ constexpr bool kKGroupedClustersOf4 = false;
 // surrogate's even split of K puts them (4 groups of 4216 columns on the kgrouped suite's 16864:
 // 8432 bytes apart, 7 in 8 starts off a line).
 constexpr uint8_t kKGroupStartAlignment = 16;
-
-double lines_per_box_row(uint8_t alignment) {
-  const double aligned_share = std::min<double>(alignment, kL2LineBytes) / kL2LineBytes;
-  return 2.0 - aligned_share;
-}
 
 std::string widths_list() {
   std::string s;

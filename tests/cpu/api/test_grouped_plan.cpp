@@ -212,7 +212,7 @@ TEST(GroupedPlanner, KGroupedHbmTermCountsEachGroupsOwnColumns) {
 TEST(GroupedPlanner, KGroupedBoxesAreChargedOffALineAndTakeNoClusterOf4) {
   // The kgrouped suite's shapes (bench/results/2026-12-01-h200-grouped.md, cluster compare): 2x1
   // was best or within 3% on all four, 1x1 25-35% slower (the groups' boxes start off a line, so
-  // multicast pays), 4x1 and 2x2 5-15% slower. K = 33408 has rows on a line, its groups' starts not.
+  // multicast pays), 4x1 and 2x2 5-20% slower. K = 33408 has rows on a line, its groups' starts not.
   const DeviceFacts h200 = DeviceFacts::h200_model();
   struct Shape {
     uint32_t m, n, k, groups;
