@@ -32,7 +32,7 @@ using Problem = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, std:
 
 [[noreturn]] void bad_problem(const std::string& what) { throw nb::value_error(("tilecast: " + what).c_str()); }
 
-plan::GemmDesc desc_of(const Problem& p) {
+plan::GemmDesc sized_desc(const Problem& p) {
   const auto& [kind, m, n, k, count, out, with_c, bias, expected_m, layout, config] = p;
   const bool dense = kind == "gemm_nt";
   const char* counted = dense ? "batch" : "num_groups";
@@ -65,6 +65,14 @@ plan::GemmDesc desc_of(const Problem& p) {
   }
   bad_problem("unknown kind '" + kind + "': gemm_nt, m_grouped_bf16_gemm_nt_contiguous, "
               "m_grouped_bf16_gemm_nt_masked or k_grouped_bf16_gemm_nt_contiguous");
+}
+
+// What the planner is told: the sizes, and rows of A and B as contiguous tensors (or the least TMA
+// takes) store them, so that what is warmed here is what a call with such tensors plans.
+plan::GemmDesc desc_of(const Problem& p) {
+  plan::GemmDesc d = sized_desc(p);
+  plan::assume_padded_rows(d);
+  return d;
 }
 
 // The problem as one line: "problem 4096x576x7168 batch 1, out bf16 +C" for gemm_nt (tilecast-plan's),

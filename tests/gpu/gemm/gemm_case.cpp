@@ -13,6 +13,15 @@ plan::GemmDesc desc_of(const GemmCase& c) {
       plan::dense_desc(c.m, c.n, c.k, c.batch, c.out, c.with_c && c.c_source != CSource::kNaN, c.layout);
   d.has_bias = c.with_bias;
   d.bias_type = c.with_bias ? c.bias_dtype : DType::kFP32;
+  // A's and B's rows as run_gemm_case stores them (line-aligned bases: make_matrix's guard), so
+  // that the plan warmed is the plan the call makes.
+  const int64_t a_cols = a_mn_major(c.layout) ? c.m : c.k, b_cols = b_mn_major(c.layout) ? c.n : c.k;
+  const auto rows_at = [&](int64_t cols, int64_t rows) {
+    const uint64_t ld_bytes = static_cast<uint64_t>(aligned_ld(cols + c.row_padding, DType::kBF16)) * 2;
+    return plan::row_alignment(0, ld_bytes, c.batch > 1 ? ld_bytes * static_cast<uint64_t>(rows) : 0);
+  };
+  d.a_row_alignment = rows_at(a_cols, a_mn_major(c.layout) ? c.k : c.m);
+  d.b_row_alignment = rows_at(b_cols, b_mn_major(c.layout) ? c.k : c.n);
   return d;
 }
 

@@ -112,7 +112,9 @@ std::string GroupedCase::name() const {
   return s + config_name(config);
 }
 
-plan::GemmDesc desc_of(const GroupedCase& c) {
+namespace {
+
+plan::GemmDesc sized_desc(const GroupedCase& c) {
   const Shape s = shape_of(c);
   switch (c.form) {
     case GroupedForm::kOffsets:
@@ -123,6 +125,14 @@ plan::GemmDesc desc_of(const GroupedCase& c) {
     case GroupedForm::kKGrouped: return plan::kgrouped_desc(s.rows, c.n, s.k, s.groups, c.out, c.accumulate);
   }
   throw std::invalid_argument("unknown grouped form");
+}
+
+}  // namespace
+
+plan::GemmDesc desc_of(const GroupedCase& c) {
+  plan::GemmDesc d = sized_desc(c);
+  plan::assume_padded_rows(d);  // the runs store A and B in rows padded to 16 bytes (aligned_ld)
+  return d;
 }
 
 struct GroupedRun::Impl {
