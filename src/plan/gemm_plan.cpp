@@ -5,8 +5,9 @@
 //   SM ingress: each k-step brings (128 + 256) * 64 * 2 = 48 KiB into the SM, multicast or not
 //   (every destination receives the box): 2048 k-steps at 10 TB/s / 132 SMs = 1.33 ms. So the
 //   tile is ingress-bound at 87% of the tensor rate, whatever the cluster.
-//   L2 lookups: 12.9 GB of lines without multicast (1.29 ms at 10 TB/s), 8.6 GB with B shared by
-//   2 CTAs along M; they bind only where rows start off a line (lines_per_box_row).
+//   L2 lookups: the busiest CTA's own requests in lines, 48 KiB per k-step without multicast
+//   and 32 KiB with B shared by 2 CTAs along M, at the same rate: they bind only where rows start
+//   off a line (lines_per_box_row).
 //   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
 // The estimate is the largest of the MMA, ingress, L2 and HBM times; the cheapest plan wins, and
 // within 5% (kTieFraction) fewer split-K slices, then the smaller cluster on SM90 (less coupling,
@@ -106,6 +107,12 @@ double lines_per_box_row(uint8_t alignment) {
 // terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2 lines, which bind where the
 // groups' boxes start off a line). What they miss there is not measured apart.
 constexpr bool kKGroupedClustersOf4 = false;
+// Clusters of 4 in a line (4x1, 1x4) ran 8-11% slower than their terms say, 2x2 within 3%: 4x1
+// with 128x256 tiles on 4095x7167x4104 in 354.4 us where its ingress term gives 337 (at the
+// 1830 MHz the rates are quoted for, 378 us measured against 337), 128x192 on 4097^3 in 250.1
+// against 248 (270 at 1830 MHz), 2x2 with 128x176 on 4097^3 222.8 against 234 (241)
+// (bench/results/2026-12-01-h200-alignment.md). Charged on the estimate.
+constexpr double kLinearClusterOf4Slowdown = 1.08;
 // Where the planner takes a k-group's first column to start: 16 bytes into a line, as the
 // surrogate's even split of K puts them (4 groups of 4216 columns on the kgrouped suite's 16864:
 // 8432 bytes apart, 7 in 8 starts off a line).
@@ -286,7 +293,15 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double a_read = static_cast<double>(sim.stats.l2_a_bytes);
   c.l2_line_bytes = a_read * lines_per_box_row(a_align) +
                     (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align);
-  c.l2_us = c.l2_line_bytes / (f.l2_tb_per_s * 1e12) * 1e6;
+  // L2 lookups per SM: the busiest CTA's own requests, in lines (its share of every k-step's reads,
+  // each multicast once, times its k-steps), at the same share of 10 TB/s as its ingress. A
+  // multicast box is requested by one CTA and delivered to all, so this term falls with multicast
+  // where ingress does not; with rows on a line it never exceeds ingress, with rows off one it
+  // is up to 1.875 times the unicast ingress. Taken per SM, not over the whole grid: 4097^3 ran
+  // 128x256 in 2x1 (4.4 waves) in 255 us, as its busiest CTA's lines at that rate say (the
+  // whole grid's lines at 10 TB/s say 214).
+  const double line_bytes_per_k_step = c.l2_line_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
+  c.l2_us = static_cast<double>(sim.stats.makespan_k_steps) * line_bytes_per_k_step / sm_ingress_bps * 1e6;
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
   // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
   const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
@@ -310,7 +325,9 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
                           (splits > 1 ? splits * sizeof(float) : dtype_bytes(d.out));
     c.swapped_store_us = stored / (hbm_bps * kSwappedStoreEfficiency) * 1e6;
   }
-  c.total_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}) + c.reduce_us + c.swapped_store_us;
+  const double linear_4 = cs.size() == 4 && (cs.m == 1 || cs.n == 1) ? kLinearClusterOf4Slowdown : 1.0;
+  c.total_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}) * linear_4 + c.reduce_us +
+               c.swapped_store_us;
   c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
   return plan;
 }

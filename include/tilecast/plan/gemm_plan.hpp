@@ -77,8 +77,8 @@ struct CostEstimate {
   // The busiest CTA's operand bytes at one SM's share of the L2 -> SM bandwidth. Multicast does
   // not shrink it: every destination SM receives the whole box.
   double ingress_us = 0;
-  // L2's lookups at its line rate: the operand reads, each multicast once, in the lines their box
-  // rows touch (two for a row that starts off a line).
+  // L2 lookups: the busiest CTA's own requests (its reads, each multicast once, in the lines its
+  // box rows touch: two for a row that starts off a line) at one SM's share of L2's rate.
   double l2_us = 0;
   double hbm_us = 0;   // each operand and output once through HBM
   double stream_us = 0;  // the busiest CTA's operand bytes at one SM's streaming rate

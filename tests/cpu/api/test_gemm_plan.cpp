@@ -229,6 +229,19 @@ TEST(GemmPlanner, RowsOffALineCostTwoLinesAndAreMulticast) {
     EXPECT_GT(one.cost.total_us, p.cost.total_us * 1.2) << "L2 lookups bind without multicast";
     EXPECT_DOUBLE_EQ(one.cost.total_us, one.cost.l2_us);
   }
+  // 4097^3: the measured best, 128x176 in 2x2 (222.8 us; 128x256 in 2x1, which the grid-wide line
+  // count put first, 255 us); 4095x7167x4104: no cluster of 4 in a line (4x1 354 us, 2x1 339).
+  {
+    GemmDesc d = dense(4097, 4097, 4097);
+    assume_padded_rows(d);
+    const GemmPlan p = plan_gemm(d, DeviceFacts::h200_model());
+    EXPECT_EQ(p.main.kernel.block_n, 176u) << p.describe();
+    EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{2, 2})) << p.describe();
+    GemmDesc e = dense(4095, 7167, 4104);
+    assume_padded_rows(e);
+    const ClusterShape c = plan_gemm(e, DeviceFacts::h200_model()).main.kernel.cluster;
+    EXPECT_FALSE(c == (ClusterShape{4, 1}) || c == (ClusterShape{1, 4}));
+  }
   // The same sizes with rows padded to whole lines: no lookup penalty, no cluster needed.
   const GemmPlan aligned = plan_gemm(dense(4097, 4097, 4097), DeviceFacts::h200_model());
   EXPECT_DOUBLE_EQ(aligned.cost.l2_line_bytes, static_cast<double>(aligned.cost.l2_to_sm_bytes));
