@@ -138,22 +138,39 @@ DeviceFacts derive_facts(const DeviceAttributes& a) {
 
 DeviceFacts DeviceFacts::h200_model() { return derive_facts(h200_attributes()); }
 
+namespace {
+
+// A part as its datasheet gives it, its TPCs spread evenly over its GPCs.
+struct Datasheet {
+  const char* name;
+  Arch arch;
+  uint32_t tpcs, gpcs;
+  uint64_t l2_mib;
+  uint32_t sm_clock_khz, memory_clock_khz, memory_bus_bits;
+};
+
+DeviceFacts from_datasheet(const Datasheet& d) {
+  DeviceAttributes a{.name = d.name,
+                     .arch = d.arch,
+                     .num_sms = d.tpcs * kSmsPerTpc,
+                     .l2_bytes = d.l2_mib << 20,
+                     .sm_clock_khz = d.sm_clock_khz,
+                     .memory_clock_khz = d.memory_clock_khz,
+                     .memory_bus_bits = d.memory_bus_bits};
+  a.max_active_clusters = clusters_from_gpcs(even_gpcs(d.tpcs, d.gpcs));
+  return derive_facts(a);
+}
+
+}  // namespace
+
 // H100 PCIe (datasheet): 114 SMs (57 TPCs), 50 MiB L2, 1755 MHz boost, HBM2e at 1593 MHz on
 // 5120 bits (2.04 TB/s by the formula, "2.0 TB/s" on the datasheet). Clusters: GH100 has 8 GPCs
 // and the PCIe part loses TPCs from them; assumed spread evenly, 7 GPCs of 14 SMs and one of 16:
 // clusters of 4 fit 100 SMs, of 8 only 72. (An even spread over-counts on the H200: it would give
 // 32 clusters of 4 where the occupancy API reports 30.)
 DeviceFacts DeviceFacts::h100_pcie_model() {
-  constexpr uint32_t kTpcs = 57, kGpcs = 8;
-  DeviceAttributes a{.name = "NVIDIA H100 PCIe (model)",
-                     .arch = Arch::kSM90,
-                     .num_sms = kTpcs * kSmsPerTpc,
-                     .l2_bytes = 50ull << 20,
-                     .sm_clock_khz = 1755000,
-                     .memory_clock_khz = 1593000,
-                     .memory_bus_bits = 5120};
-  a.max_active_clusters = clusters_from_gpcs(even_gpcs(kTpcs, kGpcs));
-  return derive_facts(a);
+  return from_datasheet({.name = "NVIDIA H100 PCIe (model)", .arch = Arch::kSM90, .tpcs = 57, .gpcs = 8, .l2_mib = 50,
+                         .sm_clock_khz = 1755000, .memory_clock_khz = 1593000, .memory_bus_bits = 5120});
 }
 
 // H20 (datasheet): 78 SMs (39 TPCs), 60 MiB L2, 96 GB HBM3 at 4.0 TB/s (assumed six stacks on
@@ -161,16 +178,8 @@ DeviceFacts DeviceFacts::h100_pcie_model() {
 // tensor cut of kTensorCuts). Its peak SM clock is assumed the H200's 1980 MHz. Clusters: 39 TPCs
 // spread over 8 GPCs, 7 of 10 SMs and one of 8: clusters of 4 fit 64 SMs.
 DeviceFacts DeviceFacts::h20_model() {
-  constexpr uint32_t kTpcs = 39, kGpcs = 8;
-  DeviceAttributes a{.name = "NVIDIA H20 (model)",
-                     .arch = Arch::kSM90,
-                     .num_sms = kTpcs * kSmsPerTpc,
-                     .l2_bytes = 60ull << 20,
-                     .sm_clock_khz = 1980000,
-                     .memory_clock_khz = 2619000,
-                     .memory_bus_bits = 6144};
-  a.max_active_clusters = clusters_from_gpcs(even_gpcs(kTpcs, kGpcs));
-  return derive_facts(a);
+  return from_datasheet({.name = "NVIDIA H20 (model)", .arch = Arch::kSM90, .tpcs = 39, .gpcs = 8, .l2_mib = 60,
+                         .sm_clock_khz = 1980000, .memory_clock_khz = 2619000, .memory_bus_bits = 6144});
 }
 
 // B200 (datasheet; SM100, for the plan-only spec): 148 SMs (74 TPCs), 126 MiB L2, 1965 MHz boost,
@@ -178,16 +187,8 @@ DeviceFacts DeviceFacts::h20_model() {
 // assumed 8 GPCs, 6 of 18 SMs and 2 of 20. Its rates use the H200's calibrations (clock fraction,
 // copy efficiency, L2 per SM-clock): assumptions until an SM100 part is measured.
 DeviceFacts DeviceFacts::b200_model() {
-  constexpr uint32_t kTpcs = 74, kGpcs = 8;
-  DeviceAttributes a{.name = "NVIDIA B200 (model)",
-                     .arch = Arch::kSM100,
-                     .num_sms = kTpcs * kSmsPerTpc,
-                     .l2_bytes = 126ull << 20,
-                     .sm_clock_khz = 1965000,
-                     .memory_clock_khz = 3996000,
-                     .memory_bus_bits = 8192};
-  a.max_active_clusters = clusters_from_gpcs(even_gpcs(kTpcs, kGpcs));
-  return derive_facts(a);
+  return from_datasheet({.name = "NVIDIA B200 (model)", .arch = Arch::kSM100, .tpcs = 74, .gpcs = 8, .l2_mib = 126,
+                         .sm_clock_khz = 1965000, .memory_clock_khz = 3996000, .memory_bus_bits = 8192});
 }
 
 DeviceFacts device_model(const std::string& name) {

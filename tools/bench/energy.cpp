@@ -1,7 +1,5 @@
 #include "energy.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,15 +8,11 @@
 
 #include <cuda_runtime.h>
 
+#include "nvml.hpp"
 #include "tilecast_test/cuda_check.hpp"
 
 namespace tilecast::bench {
 namespace {
-
-// NVML's entry points, declared by hand as machine_info.cpp does (no nvml.h in the toolkit).
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-constexpr int kNvmlSuccess = 0, kNvmlClockSm = 1;
 
 // The sampler's period: NVML's clock and power readings cost tens of microseconds, and the
 // driver refreshes the energy counter every few to few tens of milliseconds.
@@ -29,84 +23,42 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 struct EnergyMeter::Impl {
-  void* lib = nullptr;
-  nvmlDevice_t dev = nullptr;
+  Nvml nvml;
   std::string why;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // mJ
-  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;        // MHz
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;             // mW
-
-  template <class F>
-  bool sym(F& f, const char* name) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
-    return f != nullptr;
-  }
 
   void open(const std::string& pci) {
-    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      why = "libnvidia-ml.so.1 not found";
-      return;
-    }
-    const bool ok = sym(init, "nvmlInit_v2") && sym(shutdown, "nvmlShutdown") &&
-                    sym(by_pci, "nvmlDeviceGetHandleByPciBusId_v2") &&
-                    sym(energy, "nvmlDeviceGetTotalEnergyConsumption") && sym(clock, "nvmlDeviceGetClockInfo") &&
-                    sym(power, "nvmlDeviceGetPowerUsage");
-    sym(count, "nvmlDeviceGetCount_v2");
-    sym(by_index, "nvmlDeviceGetHandleByIndex_v2");
-    if (!ok || init() != kNvmlSuccess) {
-      why = ok ? "nvmlInit failed" : "NVML lacks nvmlDeviceGetTotalEnergyConsumption or another entry point";
-      dlclose(lib);
-      lib = nullptr;
-      return;
-    }
-    bool found = by_pci(pci.c_str(), &dev) == kNvmlSuccess;
-    unsigned n = 0;
-    // NVML numbers GPUs its own way, so an index is only safe when there is one GPU.
-    if (!found && count && by_index && count(&n) == kNvmlSuccess && n == 1) found = by_index(0, &dev) == kNvmlSuccess;
+    why = nvml.open(pci);
+    if (!why.empty()) return;
     unsigned long long mj = 0;
-    if (found && energy(dev, &mj) != kNvmlSuccess) {
-      found = false;
+    if (!nvml.energy || !nvml.clock || !nvml.power)
+      why = "NVML lacks nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetClockInfo or nvmlDeviceGetPowerUsage";
+    else if (nvml.energy(nvml.dev, &mj) != kNvmlSuccess)
       why = "this GPU has no NVML energy counter";
-    } else if (!found) {
-      why = "NVML does not know the GPU at bus " + pci;
-    }
-    if (!found) {
-      shutdown();
-      dlclose(lib);
-      lib = nullptr;
-    }
+    if (!why.empty()) nvml.close();
   }
 };
 
 EnergyMeter::EnergyMeter(const std::string& pci_bus_id) : impl_(std::make_unique<Impl>()) { impl_->open(pci_bus_id); }
 
-EnergyMeter::~EnergyMeter() {
-  if (impl_->lib) {
-    impl_->shutdown();
-    dlclose(impl_->lib);
-  }
-}
+EnergyMeter::~EnergyMeter() { impl_->nvml.close(); }
 
-bool EnergyMeter::available() const { return impl_->lib != nullptr; }
+bool EnergyMeter::available() const { return impl_->nvml.lib != nullptr; }
 std::string EnergyMeter::why_unavailable() const { return impl_->why; }
 
 bool EnergyMeter::energy_mj(unsigned long long& mj) const {
-  return impl_->lib && impl_->energy(impl_->dev, &mj) == kNvmlSuccess;
+  const Nvml& n = impl_->nvml;
+  return n.lib && n.energy(n.dev, &mj) == kNvmlSuccess;
 }
 
 bool EnergyMeter::sm_mhz(unsigned& mhz) const {
-  return impl_->lib && impl_->clock(impl_->dev, kNvmlClockSm, &mhz) == kNvmlSuccess;
+  const Nvml& n = impl_->nvml;
+  return n.lib && n.clock(n.dev, kNvmlClockSm, &mhz) == kNvmlSuccess;
 }
 
 bool EnergyMeter::power_w(double& w) const {
+  const Nvml& n = impl_->nvml;
   unsigned mw = 0;
-  if (!impl_->lib || impl_->power(impl_->dev, &mw) != kNvmlSuccess) return false;
+  if (!n.lib || n.power(n.dev, &mw) != kNvmlSuccess) return false;
   w = mw / 1000.0;
   return true;
 }

@@ -123,18 +123,12 @@ struct Runner {
         continue;
       }
       try {
-        test::poison(w->d_tilecast, stream);
-        if (call.reset) call.reset(stream);
-        call.run(stream);
-        TC_CUDA_CHECK(cudaStreamSynchronize(stream));
-        TC_CUDA_CHECK(cudaGetLastError());
-        if (have_reference) {
-          r.written = test::check_written(w->d_tilecast, w->d_tilecast.view, w->rows_per_batch, stream);
-          r.cmp = test::compare(w->d_tilecast.view, w->d_check.view, stream, w->rows_per_batch);
-          r.tol = test::default_tolerance(p.out, DType::kFP32);
-          r.verified = true;
-          r.verify_pass = r.written.ok() && test::passes(r.cmp, r.tol);
-        }
+        const CheckedCall checked = run_checked(call, p, *w, have_reference, stream);
+        r.verified = checked.verified;
+        r.verify_pass = checked.passed();
+        r.written = checked.written;
+        r.cmp = checked.cmp;
+        r.tol = checked.tol;
         r.tilecast_status = "ok";
         timed.push_back(call.run);
         timed_rows.push_back(&r);

@@ -1,6 +1,5 @@
 #include "machine_info.hpp"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include "nvml.hpp"
 #include "tilecast_test/reference_gemm.hpp"
 
 #ifndef TILECAST_BENCH_GIT_COMMIT
@@ -19,79 +19,19 @@
 namespace tilecast::bench {
 namespace {
 
-// The few NVML entry points used, declared by hand (the toolkit here ships no nvml.h). NVML's ABI
-// for these has been stable for many years: int status (0 = success), opaque device handle,
-// clock and sensor selectors as plain enums.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-constexpr int kNvmlClockSm = 1, kNvmlClockMem = 2, kNvmlTemperatureGpu = 0;
-
-struct Nvml {
-  void* lib = nullptr;
-  nvmlDevice_t dev = nullptr;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*count)(unsigned*) = nullptr;
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
-  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;        // mW
-  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;  // mW
-  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
-
-  template <class F>
-  bool sym(F& f, const char* name) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
-    return f != nullptr;
+// One sample of the SM clock, power and temperature, from NVML where it is open.
+ClockSample sample_clocks(const Nvml& nvml) {
+  ClockSample s;
+  if (!nvml.lib || !nvml.clock) return s;
+  unsigned v = 0;
+  if (nvml.clock(nvml.dev, kNvmlClockSm, &v) == kNvmlSuccess) {
+    s.valid = true;
+    s.sm_mhz = v;
   }
-
-  // Opens NVML for the GPU at this PCI bus id; false (and nothing held) when it cannot.
-  bool open(const std::string& pci_bus_id) {
-    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return false;
-    bool ok = sym(init, "nvmlInit_v2") && sym(shutdown, "nvmlShutdown") &&
-              sym(by_pci, "nvmlDeviceGetHandleByPciBusId_v2") &&
-              sym(driver_version, "nvmlSystemGetDriverVersion") && sym(clock, "nvmlDeviceGetClockInfo") &&
-              sym(max_clock, "nvmlDeviceGetMaxClockInfo");
-    sym(count, "nvmlDeviceGetCount_v2");
-    sym(by_index, "nvmlDeviceGetHandleByIndex_v2");
-    sym(power, "nvmlDeviceGetPowerUsage");
-    sym(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-    sym(temperature, "nvmlDeviceGetTemperature");
-    if (ok && init() == 0) {
-      if (by_pci(pci_bus_id.c_str(), &dev) == 0) return true;
-      // NVML numbers GPUs its own way, so an index is only safe when there is one GPU.
-      unsigned n = 0;
-      if (count && by_index && count(&n) == 0 && n == 1 && by_index(0, &dev) == 0) return true;
-      shutdown();
-    }
-    dlclose(lib);
-    lib = nullptr;
-    return false;
-  }
-
-  void close() {
-    if (!lib) return;
-    shutdown();
-    dlclose(lib);
-    lib = nullptr;
-  }
-
-  ClockSample sample() const {
-    ClockSample s;
-    if (!lib) return s;
-    unsigned v = 0;
-    if (clock(dev, kNvmlClockSm, &v) == 0) {
-      s.valid = true;
-      s.sm_mhz = v;
-    }
-    if (power && power(dev, &v) == 0) s.power_w = v / 1000.0;
-    if (temperature && temperature(dev, kNvmlTemperatureGpu, &v) == 0) s.temperature_c = v;
-    return s;
-  }
-};
+  if (nvml.power && nvml.power(nvml.dev, &v) == kNvmlSuccess) s.power_w = v / 1000.0;
+  if (nvml.temperature && nvml.temperature(nvml.dev, kNvmlTemperatureGpu, &v) == kNvmlSuccess) s.temperature_c = v;
+  return s;
+}
 
 std::string run_command(const std::string& cmd) {
   std::string out;
@@ -154,7 +94,7 @@ ClockProbe::ClockProbe(const MachineInfo& m) : impl_(std::make_unique<Impl>()) {
 
 ClockProbe::~ClockProbe() { impl_->nvml.close(); }
 
-ClockSample ClockProbe::sample() const { return impl_->nvml.sample(); }
+ClockSample ClockProbe::sample() const { return sample_clocks(impl_->nvml); }
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -224,21 +164,23 @@ MachineInfo probe_machine(int argc, char** argv, int device) {
   m.driver_version = "unknown";
 
   Nvml nvml;
-  if (nvml.open(m.pci_bus_id)) {
+  // NVML where it opens with the clock readers this needs; nvidia-smi otherwise.
+  const bool opened = nvml.open(m.pci_bus_id).empty();
+  if (opened && nvml.driver_version && nvml.clock && nvml.max_clock) {
     char ver[96] = {};
-    if (nvml.driver_version(ver, sizeof ver) == 0) m.driver_version = ver;
+    if (nvml.driver_version(ver, sizeof ver) == kNvmlSuccess) m.driver_version = ver;
     unsigned v = 0;
-    if (nvml.clock(nvml.dev, kNvmlClockSm, &v) == 0) m.sm_clock_mhz = v;
-    if (nvml.max_clock(nvml.dev, kNvmlClockSm, &v) == 0) m.max_sm_clock_mhz = v;
-    if (nvml.clock(nvml.dev, kNvmlClockMem, &v) == 0) m.mem_clock_mhz = v;
-    if (nvml.max_clock(nvml.dev, kNvmlClockMem, &v) == 0) m.max_mem_clock_mhz = v;
-    if (nvml.power_limit && nvml.power_limit(nvml.dev, &v) == 0) m.power_limit_w = v / 1000.0;
-    if (nvml.temperature && nvml.temperature(nvml.dev, kNvmlTemperatureGpu, &v) == 0) m.temperature_c = v;
+    if (nvml.clock(nvml.dev, kNvmlClockSm, &v) == kNvmlSuccess) m.sm_clock_mhz = v;
+    if (nvml.max_clock(nvml.dev, kNvmlClockSm, &v) == kNvmlSuccess) m.max_sm_clock_mhz = v;
+    if (nvml.clock(nvml.dev, kNvmlClockMem, &v) == kNvmlSuccess) m.mem_clock_mhz = v;
+    if (nvml.max_clock(nvml.dev, kNvmlClockMem, &v) == kNvmlSuccess) m.max_mem_clock_mhz = v;
+    if (nvml.power_limit && nvml.power_limit(nvml.dev, &v) == kNvmlSuccess) m.power_limit_w = v / 1000.0;
+    if (nvml.temperature && nvml.temperature(nvml.dev, kNvmlTemperatureGpu, &v) == kNvmlSuccess) m.temperature_c = v;
     m.clock_source = "nvml";
-    nvml.close();
   } else {
     read_nvidia_smi(m);
   }
+  nvml.close();
   return m;
 }
 

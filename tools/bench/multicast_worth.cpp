@@ -154,23 +154,15 @@ class Runner {
         continue;
       }
       try {
-        test::poison(w->d_tilecast, stream_);
-        if (call.reset) call.reset(stream_);
-        call.run(stream_);
-        TC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        TC_CUDA_CHECK(cudaGetLastError());
-        if (have_reference) {
-          const test::WriteCheck written =
-              test::check_written(w->d_tilecast, w->d_tilecast.view, w->rows_per_batch, stream_);
-          const test::CompareResult cmp =
-              test::compare(w->d_tilecast.view, w->d_check.view, stream_, w->rows_per_batch);
+        const CheckedCall checked = run_checked(call, p, *w, have_reference, stream_);
+        if (checked.verified) {
           r.verified = true;
-          r.verify_pass = written.ok() && test::passes(cmp, test::default_tolerance(p.out, DType::kFP32));
-          r.rel_fro_error = cmp.rel_fro_error;
+          r.verify_pass = checked.passed();
+          r.rel_fro_error = checked.cmp.rel_fro_error;
           if (!r.verify_pass) {
             any_fail_ = true;
-            r.detail = test::failure_reason(cmp, test::default_tolerance(p.out, DType::kFP32)) +
-                       (written.ok() ? "" : " | " + written.summary());
+            r.detail = test::failure_reason(checked.cmp, checked.tol) +
+                       (checked.written.ok() ? "" : " | " + checked.written.summary());
           }
         }
         r.status = "ok";

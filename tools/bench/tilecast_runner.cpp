@@ -2,7 +2,7 @@
 
 #include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/grouped.hpp"
-#include "tilecast_test/fill.hpp"
+#include "tilecast_test/cuda_check.hpp"
 
 namespace tilecast::bench {
 
@@ -52,6 +52,22 @@ TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmCo
     }
   }
   return call;
+}
+
+CheckedCall run_checked(const TilecastCall& call, const BenchProblem& p, Workload& w, bool have_reference,
+                        cudaStream_t stream) {
+  test::poison(w.d_tilecast, stream);
+  if (call.reset) call.reset(stream);
+  call.run(stream);
+  TC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  TC_CUDA_CHECK(cudaGetLastError());
+  CheckedCall c;
+  if (!have_reference) return c;
+  c.verified = true;
+  c.written = test::check_written(w.d_tilecast, w.d_tilecast.view, w.rows_per_batch, stream);
+  c.cmp = test::compare(w.d_tilecast.view, w.d_check.view, stream, w.rows_per_batch);
+  c.tol = test::default_tolerance(p.out, DType::kFP32);
+  return c;
 }
 
 }  // namespace tilecast::bench

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "suites.hpp"
+#include "tilecast_test/compare.hpp"
+#include "tilecast_test/fill.hpp"
 #include "tilecast/gemm.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
@@ -20,5 +22,20 @@ struct TilecastCall {
 };
 
 TilecastCall make_tilecast_call(const BenchProblem& p, Workload& w, const GemmConfig& cfg);
+
+// What one checked call found: its writes (guards and padding untouched) and its output against
+// the reference, with the tolerance for the problem's output dtype; verified false without one.
+struct CheckedCall {
+  bool verified = false;
+  test::WriteCheck written;
+  test::CompareResult cmp;
+  test::Tolerance tol;
+  bool passed() const { return verified && written.ok() && test::passes(cmp, tol); }
+};
+
+// Poisons w.d_tilecast, resets it where the call needs, runs the call once and waits; then, with
+// a reference in w.d_check, checks the output. Throws on a CUDA error.
+CheckedCall run_checked(const TilecastCall& call, const BenchProblem& p, Workload& w, bool have_reference,
+                        cudaStream_t stream);
 
 }  // namespace tilecast::bench
