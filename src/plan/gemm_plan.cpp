@@ -113,6 +113,19 @@ constexpr bool kKGroupedClustersOf4 = false;
 // against 248 (270 at 1830 MHz), 2x2 with 128x176 on 4097^3 222.8 against 234 (241)
 // (bench/results/2026-12-01-h200-alignment.md). Charged on the estimate.
 constexpr double kLinearClusterOf4Slowdown = 1.08;
+// Dense and batched GEMMs with a heavy epilogue (C and a bias, or FP32 output with either) get
+// tiles up to 192 wide unless the caller asks for 256: with FP32 output and C, 256 ran 5.5%
+// slower than 192 on 8192^3 (1747.0 against 1655.8 us) and 20.7% on 4096x32768x512 (495.4
+// against 410.5), within 2.3% either way on the other six fp32c rows, though the terms put it
+// 9-10% ahead (they do not model the epilogue's C ring). K-grouped GEMMs (FP32, accumulating into
+// C, K of 15-36 thousand) take 256: it beat 192 by 3-6% on all four kgrouped rows
+// (bench/results/2026-12-01-h200-trap.md).
+constexpr uint32_t kWidestPlannedHeavyEpilogueBlockN = 192;
+
+bool heavy_epilogue(const GemmDesc& d) {
+  return (d.has_c && d.has_bias) || (d.out == DType::kFP32 && (d.has_c || d.has_bias));
+}
+
 // Where the planner takes a k-group's first column to start: 16 bytes into a line, as the
 // surrogate's even split of K puts them (4 groups of 4216 columns on the kgrouped suite's 16864:
 // 8432 bytes apart, 7 in 8 starts off a line).
@@ -534,6 +547,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
             continue;  // no tile wider than the problem
           if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m && !kKGroupedClustersOf4)
             continue;
+          if (!o.block_n && bn > kWidestPlannedHeavyEpilogueBlockN && splittable && heavy_epilogue(d)) continue;
           if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
             misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
                      std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +

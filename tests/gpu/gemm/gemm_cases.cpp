@@ -79,14 +79,23 @@ std::vector<GemmCase> companion_cases() {
       c.config.companion = 1;
       out.push_back(c);
     }
-  // The widest tile the dynamic-unit kernel takes (a narrow last slab too), with C.
-  for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}}) {
-    GemmCase c = with_tiles({"odd_wide_tile", 1000, 1320, 200}, cs);
-    c.config.block_n = 176;
-    c.config.companion = 1;
-    c.with_c = true;
-    out.push_back(c);
-  }
+  // The dynamic-unit kernel with C on a narrow last slab (176) and on the widest tile (256), and
+  // with FP32 output, C and a bias at 256.
+  for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{4, 1}})
+    for (const uint32_t bn : {176u, 256u}) {
+      GemmCase c = with_tiles({"odd_wide_tile", 1000, 1320, 200}, cs);
+      c.config.block_n = bn;
+      c.config.companion = 1;
+      c.with_c = true;
+      out.push_back(c);
+    }
+  GemmCase heavy = with_tiles({"odd_wide_tile_fp32_bias", 1000, 1320, 200}, {1, 4});
+  heavy.config.block_n = 256;
+  heavy.config.companion = 1;
+  heavy.out = DType::kFP32;
+  heavy.with_c = true;
+  heavy.with_bias = true;
+  out.push_back(heavy);
   return out;
 }
 
@@ -185,10 +194,12 @@ std::vector<GemmCase> epilogue_cases() {
         }
         make(true, CSource::kNaN, {0.5f, 0.0f});
       }
-  // Narrow last slabs (96- and 144-wide tiles) with C and a bias, and the planner's own choice.
-  for (const uint32_t bn : {96u, 144u})
+  // Narrow last slabs (96- and 144-wide tiles) and the widest tile (256: C and a bias, or FP32
+  // output with either, were refused there until ptx::trap_kernel) with C and a bias, and the
+  // planner's own choice.
+  for (const uint32_t bn : {96u, 144u, 256u})
     for (DType dt : {DType::kBF16, DType::kFP32}) {
-      GemmCase c = with_tiles({"epi_narrow", 1000, 700, 320}, {2, 1});
+      GemmCase c = with_tiles({bn == 256 ? "epi_widest" : "epi_narrow", 1000, 700, 320}, {2, 1});
       c.config.block_n = bn;
       c.out = dt;
       c.with_c = true;

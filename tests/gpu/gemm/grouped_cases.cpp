@@ -60,10 +60,9 @@ std::vector<GroupedCase> grouped_correctness_cases() {
   out.push_back(with_tiles(masked, {2, 2}, 128, 144));
   kgrouped.out = DType::kFP32;
   kgrouped.accumulate = true;
-  // The register edge of the k-tail handover: the widest tile an FP32 epilogue with C takes
-  // (kWidestHeavyEpilogueBlockN).
-  out.push_back(with_tiles(kgrouped, {2, 1}, 128, kWidestHeavyEpilogueBlockN));
-  out.push_back(with_tiles(kgrouped, {1, 1}, 64, kWidestHeavyEpilogueBlockN));
+  // The register edge of the k-tail handover: an FP32 epilogue with C on the widest tile.
+  out.push_back(with_tiles(kgrouped, {2, 1}, 128, 256));
+  out.push_back(with_tiles(kgrouped, {1, 1}, 64, 256));
   kgrouped.out = DType::kBF16;
   kgrouped.accumulate = false;
   out.push_back(with_tiles(kgrouped, {1, 4}, 128, 176));

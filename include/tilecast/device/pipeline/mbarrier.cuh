@@ -80,7 +80,7 @@ TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSi
     v->magic = kWaitTimeoutMagic;
     __threadfence_system();
   }
-  __trap();
+  ptx::trap_kernel();
 }
 
 // Waits for the phase of the given parity to complete, with the instruction's default acquire

@@ -22,6 +22,18 @@ TC_DEVICE TC_FORCEINLINE void wgmma_wait_group() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
 
+// trap; then unreachable. ptxas does not know that trap ends the thread: without the second line
+// it lets a timed-out wait's trap path rejoin the k-loop it sits in, and the values live on that
+// path took the registers the accumulators needed. The 128x320 tile then spilled 320 bytes and
+// serialised every wgmma (ptxas C7512, "insufficient register resources") at any setmaxnreg
+// budget; with it, the same tile compiles clean at 224 (bench/results/2026-12-01-h200-trap.md).
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+[[noreturn]] TC_DEVICE TC_FORCEINLINE void trap_kernel() {
+  __trap();
+  __builtin_unreachable();
+}
+#endif
+
 // prefetch.tensormap [addr]; sm_90. Brings a TMA descriptor (a __grid_constant__ kernel
 // parameter, by generic address) into the descriptor cache before its first use.
 TC_DEVICE TC_FORCEINLINE void prefetch_tensormap(const void* desc) {

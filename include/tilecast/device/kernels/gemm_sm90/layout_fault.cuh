@@ -11,9 +11,10 @@
 // pipeline/mbarrier.cuh), and tilecast::take_layout_fault_report() turns it into a message. The
 // check costs the producer and the consumers nothing: it runs beside them, on its own warp, from
 // the start of the kernel. (A trap in the consumers' epilogue cost them registers they do not
-// have: 56-100 bytes of spills at 128x256.)
+// have: 56-100 bytes of spills at 128x256, measured before ptx::trap_kernel.)
 #pragma once
 
+#include "tilecast/device/ptx/instructions.cuh"
 #include "tilecast/device/scheduler/group_data_check.cuh"
 
 namespace tilecast {
@@ -63,7 +64,7 @@ TC_DEVICE TC_FORCEINLINE void trap_layout_fault(LayoutFaultRecord* record, Layou
     v->magic = kLayoutFaultMagic;
     __threadfence_system();
   }
-  __trap();
+  ptx::trap_kernel();
 }
 
 // The record of check `i` that failed (an entry alone; k-grouped sums are total_k_fits's).

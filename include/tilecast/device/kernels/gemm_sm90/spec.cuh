@@ -62,19 +62,6 @@ inline constexpr uint32_t kWgmmaAtomRows = 64;
 inline constexpr uint32_t kMaxAccumulators = 128;
 // Deepest operand ring the planner considers.
 inline constexpr uint32_t kGemmMaxStages = 8;
-// The dynamic-unit kernel's producer keeps the claimed unit in registers too: with C or a bias
-// (the epilogue loader beside it) ptxas spills at 256-wide tiles (tests/cpu/api/
-// test_kernel_variants.cpp). Without them every width compiles clean since the consumers take
-// their work from the tile ring.
-inline constexpr uint32_t kWidestDynamicEpilogueBlockN = 192;
-// An epilogue that reads C and the bias, or either of them with FP32 output, needs a few
-// registers more than 256-wide tiles leave a consumer thread beside its 128 accumulators (ptxas
-// spills 8-28 bytes there, none at 192: tests/cpu/api/test_kernel_variants.cpp).
-inline constexpr uint32_t kWidestHeavyEpilogueBlockN = 192;
-
-TC_HOST_DEVICE constexpr bool heavy_epilogue(bool has_c, bool has_bias, DType out) {
-  return (has_c && has_bias) || (out == DType::kFP32 && (has_c || has_bias));
-}
 
 TC_HOST_DEVICE constexpr bool is_wgmma_width(uint32_t n) {
   for (uint32_t w : kWgmmaBF16Widths)
@@ -134,15 +121,11 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.contiguous_layout != ContiguousLayout::kRowIndex &&
       (s.type != GemmType::kMGroupedContiguous || s.contiguous_layout != ContiguousLayout::kOffsets))
     return "only m-grouped contiguous kernels take the offsets layout";
-  if (s.dynamic_units && (s.has_c || s.has_bias) && s.block_n > kWidestDynamicEpilogueBlockN)
-    return "the dynamic-unit (companion) kernel with C or a bias spills registers above 192-wide tiles";
   if (!is_gemm_layout(s.layout)) return "layout must be NT, NN, TN or TT";
   if (s.layout != GemmLayout::kNT && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
     return "grouped GEMMs are NT only (A and B K-major)";
   if (operand_tile_error(b_mn_major(s.layout), s.block_n) != nullptr)
     return "B is N-major (layout NN or TN): block_n must be a multiple of 64 (64, 128, 192, 256)";
-  if (heavy_epilogue(s.has_c, s.has_bias, s.out) && s.block_n > kWidestHeavyEpilogueBlockN)
-    return "an epilogue with C and a bias, or either with FP32 output, spills registers above 192-wide tiles";
   if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
     return "split-K is for dense and batched GEMMs only";
   if (s.split_k && (s.out != DType::kFP32 || s.has_c || s.has_bias))
