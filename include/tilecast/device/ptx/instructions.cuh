@@ -24,9 +24,10 @@ TC_DEVICE TC_FORCEINLINE void wgmma_wait_group() {
 
 // trap; then unreachable. ptxas does not know that trap ends the thread: without the second line
 // it lets a timed-out wait's trap path rejoin the k-loop it sits in, and the values live on that
-// path took the registers the accumulators needed. The 128x320 tile then spilled 320 bytes and
-// serialised every wgmma (ptxas C7512, "insufficient register resources") at any setmaxnreg
-// budget; with it, the same tile compiles clean at 224 (bench/results/2026-12-01-h200-trap.md).
+// path take the registers the accumulators need. 128x256 tiles with FP32 output and C (or C and a
+// bias) spilled 32-208 bytes, and a 128x320 tile (tried, not kept) spilled 320 and serialised
+// every wgmma (ptxas C7512, "insufficient register resources") at any setmaxnreg budget; with it
+// all of them compile clean (bench/results/2026-12-01-h200-trap.md).
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 [[noreturn]] TC_DEVICE TC_FORCEINLINE void trap_kernel() {
   __trap();
