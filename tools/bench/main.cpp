@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     info.peaks.source = "command line";
   }
   info.warmup = o.warmup;
+  info.balanced_order = o.balanced_order;
   info.iters = o.iters;
   info.flush_bytes = o.flush_bytes;
   info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();

@@ -212,7 +212,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
   j.field("tool", "tilecast-bench").field("schema", 1);
   machine_json(j, info);
   j.key("options").begin_object();
-  j.field("gpu_mode", info.gpu_mode).field("warmup", info.warmup).field("iters", info.iters);
+  j.field("gpu_mode", info.gpu_mode).field("warmup", info.warmup).field("iters", info.iters).field("balanced_order", info.balanced_order);
   j.field("l2_flush_bytes", static_cast<int64_t>(info.flush_bytes));
   j.field("timing", "median of per-iteration CUDA event times, cuBLAS and tilecast interleaved, L2 flushed before each iteration");
   j.field("peak_tflops", info.peaks.tflops).field("peak_tb_per_s", info.peaks.tb_per_s);
@@ -306,7 +306,9 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
   s << "| tilecast commit (at configure) | " << m.git_commit << " |\n";
   s << "| timing | median of " << info.iters << " iterations after " << info.warmup
     << " warm-up, CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
-       "(so that all see the same clocks), L2 flushed before each by writing "
+       "(so that all see the same clocks"
+    << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often" : "")
+    << "), L2 flushed before each by writing "
     << (info.flush_bytes >> 20) << " MiB |\n";
   s << "| roofline | max(FLOPs / " << info.peaks.tflops << " TFLOPS, (A + B + D (+ C)) bytes / "
     << info.peaks.tb_per_s << " TB/s); " << info.peaks.source << " |\n";

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "interleave.hpp"
 #include "tilecast_test/cuda_check.hpp"
 
 namespace tilecast::bench {
@@ -60,7 +61,8 @@ void L2Flusher::flush(cudaStream_t stream) const {
 }
 
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
-                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe) {
+                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
+                                          bool balanced) {
   const size_t n = fns.size();
   std::vector<TimingStats> out(n);
   if (n == 0) return out;
@@ -73,7 +75,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
   TC_CUDA_CHECK(cudaGetLastError());
 
-  // Iteration i of function j is timed by events 2 * (i * n + j) and the one after.
+  // Run r (round r / n, position r % n) is timed by events 2 * r and the one after.
   const size_t runs = static_cast<size_t>(iters) * n;
   Events ev(2 * runs + 2);
   const size_t begin = 2 * runs, end = begin + 1;
@@ -82,7 +84,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   for (size_t r = 0; r < runs; ++r) {
     flusher.flush(stream);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r], stream));
-    fns[r % n](stream);
+    fns[interleaved_function(r / n, r % n, n, balanced)](stream);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], stream));
   }
   TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
@@ -99,7 +101,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
     std::vector<double> us(static_cast<size_t>(iters));
     for (int i = 0; i < iters; ++i) {
       float ms = 0;
-      const size_t r = static_cast<size_t>(i) * n + j;
+      const size_t r = static_cast<size_t>(i) * n + interleaved_position(static_cast<size_t>(i), j, n, balanced);
       TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
       us[i] = ms * 1e3;
     }

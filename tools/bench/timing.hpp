@@ -45,10 +45,13 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 
 // The functions in turn (f0, f1, ..., f0, f1, ...), each run timed alone after a flush, so that
 // all of them see the same clocks, power and temperature: under a 700 W limit the SM clock moves
-// by up to 25% within seconds, which skews a comparison timed one loop after the other. One
-// TimingStats per function; the host-bound figures describe the whole loop.
+// by up to 25% within seconds, which skews a comparison timed one loop after the other. With
+// `balanced` the rounds follow a Williams design (interleave.hpp), so that no function always
+// follows the same one. One TimingStats per function; the host-bound figures describe the whole
+// loop.
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
-                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe);
+                                          const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
+                                          bool balanced = false);
 
 // Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
 // rounds, the functions in turn, each round `calls` back-to-back calls of one function after the

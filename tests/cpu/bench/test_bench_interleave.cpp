@@ -1,0 +1,53 @@
+// The timed loop's order (tools/bench/interleave.hpp): each round is a permutation of the
+// functions, the plain order never changes, and in the balanced order every function follows
+// every other one equally often within a period, so that none (tilecast's auto call) always
+// follows the cuBLAS variants.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "interleave.hpp"
+
+namespace tilecast::bench {
+namespace {
+
+TEST(BenchInterleave, EveryRoundRunsEachFunctionOnceAndTheInverseFindsIt) {
+  for (const bool balanced : {false, true})
+    for (size_t n = 1; n <= 12; ++n)
+      for (size_t round = 0; round < 3 * n; ++round) {
+        std::set<size_t> seen;
+        for (size_t pos = 0; pos < n; ++pos) {
+          const size_t fn = interleaved_function(round, pos, n, balanced);
+          ASSERT_LT(fn, n);
+          seen.insert(fn);
+          EXPECT_EQ(interleaved_position(round, fn, n, balanced), pos) << n << " " << round;
+        }
+        EXPECT_EQ(seen.size(), n) << "round " << round << " of " << n << " is not a permutation";
+      }
+}
+
+TEST(BenchInterleave, ThePlainOrderNeverChanges) {
+  for (size_t round = 0; round < 7; ++round)
+    for (size_t pos = 0; pos < 5; ++pos) EXPECT_EQ(interleaved_function(round, pos, 5, false), pos);
+}
+
+TEST(BenchInterleave, BalancedRoundsGiveEveryFunctionEveryPredecessorEquallyOften) {
+  for (size_t n = 2; n <= 12; ++n) {
+    const size_t period = balanced_period(n);
+    EXPECT_EQ(period, n % 2 ? 2 * n : n);
+    // Within rounds (the pair across a round's end has a flush and the next round's start between).
+    std::map<std::pair<size_t, size_t>, size_t> follows;
+    for (size_t round = 0; round < period; ++round)
+      for (size_t pos = 1; pos < n; ++pos)
+        ++follows[{interleaved_function(round, pos - 1, n, true), interleaved_function(round, pos, n, true)}];
+    EXPECT_EQ(follows.size(), n * (n - 1)) << "every ordered pair of two functions occurs, n = " << n;
+    for (const auto& [pair, count] : follows) EXPECT_EQ(count, period / n) << n << ": " << pair.first << " " << pair.second;
+    // Round 0 starts with the plain order's first function: a single round stays as it was.
+    EXPECT_EQ(interleaved_function(0, 0, n, true), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace tilecast::bench

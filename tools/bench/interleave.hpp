@@ -1,0 +1,35 @@
+// The order of the interleaved timing loop (timing.hpp, time_interleaved): which function runs at
+// each position of a round. Pure arithmetic, tested on the CPU.
+//
+// In the plain order every round runs f0, f1, ..., so each function always follows the same one:
+// tilecast's auto call always runs right after the cuBLAS variants. Balanced, the rounds follow a
+// Williams design: round 0 runs f0, f1, f(n-1), f2, f(n-2), ..., and round r adds r to each index
+// (mod n). For even n every function then follows every other function exactly once in n rounds;
+// for odd n, rounds n..2n-1 repeat rounds 0..n-1 reversed, which balances the pairs over 2n
+// rounds. (The flush between two runs stays; what it balances is the kernel before the flush.)
+#pragma once
+
+#include <cstddef>
+
+namespace tilecast::bench {
+
+// The rounds after which the balanced order repeats.
+inline size_t balanced_period(size_t n) { return n % 2 ? 2 * n : n; }
+
+// The function at position `pos` (0..n-1) of round `round` of `n` functions.
+inline size_t interleaved_function(size_t round, size_t pos, size_t n, bool balanced) {
+  if (!balanced || n < 2) return pos;
+  const size_t r = round % balanced_period(n);
+  const size_t p = r >= n ? n - 1 - pos : pos;  // the odd-n second half runs reversed
+  const size_t first_row = p == 0 ? 0 : p % 2 ? (p + 1) / 2 : n - p / 2;
+  return (first_row + r % n) % n;
+}
+
+// Position of function `fn` within round `round`: interleaved_function's inverse.
+inline size_t interleaved_position(size_t round, size_t fn, size_t n, bool balanced) {
+  for (size_t pos = 0; pos < n; ++pos)
+    if (interleaved_function(round, pos, n, balanced) == fn) return pos;
+  return fn;  // not reached: every round is a permutation
+}
+
+}  // namespace tilecast::bench
