@@ -212,7 +212,8 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
   j.field("tool", "tilecast-bench").field("schema", 1);
   machine_json(j, info);
   j.key("options").begin_object();
-  j.field("gpu_mode", info.gpu_mode).field("warmup", info.warmup).field("iters", info.iters).field("balanced_order", info.balanced_order);
+  j.field("gpu_mode", info.gpu_mode).field("warmup", info.warmup).field("iters", info.iters);
+  j.field("balanced_order", info.balanced_order);
   j.field("l2_flush_bytes", static_cast<int64_t>(info.flush_bytes));
   j.field("timing", "median of per-iteration CUDA event times, cuBLAS and tilecast interleaved, L2 flushed before each iteration");
   j.field("peak_tflops", info.peaks.tflops).field("peak_tb_per_s", info.peaks.tb_per_s);

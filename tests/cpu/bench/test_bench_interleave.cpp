@@ -43,7 +43,8 @@ TEST(BenchInterleave, BalancedRoundsGiveEveryFunctionEveryPredecessorEquallyOfte
       for (size_t pos = 1; pos < n; ++pos)
         ++follows[{interleaved_function(round, pos - 1, n, true), interleaved_function(round, pos, n, true)}];
     EXPECT_EQ(follows.size(), n * (n - 1)) << "every ordered pair of two functions occurs, n = " << n;
-    for (const auto& [pair, count] : follows) EXPECT_EQ(count, period / n) << n << ": " << pair.first << " " << pair.second;
+    for (const auto& [pair, count] : follows)
+      EXPECT_EQ(count, period / n) << n << ": " << pair.first << " " << pair.second;
     // Round 0 starts with the plain order's first function: a single round stays as it was.
     EXPECT_EQ(interleaved_function(0, 0, n, true), 0u);
   }
