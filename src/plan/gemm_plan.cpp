@@ -9,10 +9,12 @@
 //   and 32 KiB with B shared by 2 CTAs along M, at the same rate: they bind only where rows start
 //   off a line (lines_per_box_row).
 //   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
-// The estimate is the largest of the MMA, ingress, L2 and HBM times; the cheapest plan wins, and
-// within 5% (kTieFraction) fewer split-K slices, then the smaller cluster on SM90 (less coupling,
-// easier placement; the larger on SM100, S6), then the wider tile. Every rate is the device's (device_facts.hpp), every tile and cluster
-// the arch spec's (arch_spec.hpp).
+// The estimate is the largest of the MMA, ingress, L2 and HBM times, times the charges for what
+// those terms were measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
+// The cheapest plan wins, and within 5% (kTieFraction) fewer split-K slices, then the smaller
+// cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the wider tile.
+// Every rate is the device's (device_facts.hpp), every tile and cluster the arch spec's
+// (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
 
 #include <algorithm>
@@ -101,12 +103,6 @@ double lines_per_box_row(uint8_t alignment) {
   return 2.0 - aligned_share;
 }
 
-// K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes of the
-// kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against 1802.8 us on
-// kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster compare), though the
-// terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2 lines, which bind where the
-// groups' boxes start off a line). What they miss there is not measured apart.
-constexpr bool kKGroupedClustersOf4 = false;
 // Clusters of 4 in a line (4x1, 1x4) ran 8-11% slower than their terms say, 2x2 within 3%: 4x1
 // with 128x256 tiles on 4095x7167x4104 in 354.4 us where its ingress term gives 337 (at the
 // 1830 MHz the rates are quoted for, 378 us measured against 337), 128x192 on 4097^3 in 250.1
@@ -318,7 +314,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // is up to 1.875 times the unicast ingress. Taken per SM, not over the whole grid: 4097^3 ran
   // 128x256 in 2x1 (4.4 waves) in 255 us, as its busiest CTA's lines at that rate say (the
   // whole grid's lines at 10 TB/s say 214).
-  const double line_bytes_per_k_step = c.l2_line_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
+  const double line_bytes_per_k_step =
+      c.l2_line_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
   c.l2_us = static_cast<double>(sim.stats.makespan_k_steps) * line_bytes_per_k_step / sm_ingress_bps * 1e6;
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
   // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
@@ -552,8 +549,13 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
         for (const ClusterShape& cs : clusters) {
           if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
             continue;  // no tile wider than the problem
-          if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m && !kKGroupedClustersOf4)
-            continue;
+          // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
+          // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
+          // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
+          // compare), though the terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2
+          // lines, which bind where the groups' boxes start off a line). What they miss there is
+          // not measured apart.
+          if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
           if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
             misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
                      std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +

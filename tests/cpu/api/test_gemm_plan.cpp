@@ -388,7 +388,9 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   // Unasked, a heavy epilogue at 256 is charged kHeavyEpilogueWideSlowdown: the planner takes 192
   // where 256 lost (fp32c 8192^3 and 4096x32768x512) and 256 where it won (fp32c 4096x4096x7168,
   // the kgrouped rows).
-  const auto width_of = [](const GemmDesc& desc) { return plan_gemm(desc, DeviceFacts::h200_model()).main.kernel.block_n; };
+  const auto width_of = [](const GemmDesc& desc) {
+    return plan_gemm(desc, DeviceFacts::h200_model()).main.kernel.block_n;
+  };
   EXPECT_EQ(width_of(dense_desc(8192, 8192, 8192, 1, DType::kFP32, true)), 192u);
   EXPECT_EQ(width_of(dense_desc(4096, 32768, 512, 1, DType::kFP32, true)), 192u);
   EXPECT_EQ(width_of(dense_desc(4096, 4096, 7168, 1, DType::kFP32, true)), 256u);
