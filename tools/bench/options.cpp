@@ -85,8 +85,10 @@ timing
   --iters N           timed iterations, median reported (default 50); cuBLAS and every
                       tilecast config of a problem run in turn within one loop
   --balanced-order    order the rounds of the timed loop so that every function follows every
-                      other one equally often (a Williams design), rather than auto always right
-                      after the cuBLAS variants (default: the same order every round)
+                      other one equally often (a Williams design): the default. In the same
+                      order every round, auto always ran right after the cuBLAS variants and
+                      lost 2-6% to its own forced twin on small rows (2026-12-01-h200-order.md)
+  --fixed-order       the same order every round (cuBLAS variants, auto, the rest), as before
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
@@ -157,6 +159,8 @@ Options parse_options(int argc, char** argv) {
       o.iters = static_cast<int>(to_int(a, next(), 1, 100000));
     } else if (a == "--balanced-order") {
       o.balanced_order = true;
+    } else if (a == "--fixed-order") {
+      o.balanced_order = false;
     } else if (a == "--flush-mb") {
       o.flush_bytes = static_cast<size_t>(to_int(a, next(), 0, 1 << 16)) << 20;
     } else if (a == "--peak-tflops") {

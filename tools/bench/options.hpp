@@ -25,7 +25,7 @@ struct Options {
   bool with_c = false;
   uint32_t row_bytes = kLeastRowBytes;  // --row-bytes: A's and B's rows padded to this many bytes
   int warmup = 10, iters = 50;
-  bool balanced_order = false;  // --balanced-order: the timed rounds in a Williams design (interleave.hpp)
+  bool balanced_order = true;  // the timed rounds in a Williams design (interleave.hpp); --fixed-order: not
   size_t flush_bytes = size_t{256} << 20;
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;

@@ -308,7 +308,8 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
   s << "| timing | median of " << info.iters << " iterations after " << info.warmup
     << " warm-up, CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
        "(so that all see the same clocks"
-    << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often" : "")
+    << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often"
+                            : "; the same order every round (--fixed-order)")
     << "), L2 flushed before each by writing "
     << (info.flush_bytes >> 20) << " MiB |\n";
   s << "| roofline | max(FLOPs / " << info.peaks.tflops << " TFLOPS, (A + B + D (+ C)) bytes / "

@@ -38,8 +38,9 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.warmup, 10);
   EXPECT_EQ(o.iters, 50);
   EXPECT_EQ(o.flush_bytes, size_t{256} << 20);
-  EXPECT_FALSE(o.balanced_order);
+  EXPECT_TRUE(o.balanced_order) << "the balanced order is the default";
   EXPECT_TRUE(parse({"--balanced-order"}).balanced_order);
+  EXPECT_FALSE(parse({"--fixed-order"}).balanced_order);
   EXPECT_EQ(o.config, GemmConfig{});
   // No suite and no shape: the default suite.
   const std::vector<BenchProblem> problems = selected_problems(o);
