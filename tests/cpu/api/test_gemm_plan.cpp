@@ -6,6 +6,7 @@
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 #include "tilecast/plan/gemm_plan.hpp"
+#include "plan_error.hpp"
 
 namespace tilecast::plan {
 namespace {
@@ -21,15 +22,6 @@ GemmKernelSpec spec(uint32_t bm, uint32_t bn, uint32_t stages, DType out = DType
 }
 
 GemmDesc dense(uint32_t m, uint32_t n, uint32_t k) { return dense_desc(m, n, k, 1, DType::kBF16, false); }
-
-std::string error_of(const GemmDesc& d, const GemmConfig& o) {
-  try {
-    plan_gemm(d, DeviceFacts::h200_model(), o);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(GemmGeometry, LayoutIsAlignedDisjointAndFitsItsLaunchBytes) {
   for (uint32_t bm : {64u, 128u})

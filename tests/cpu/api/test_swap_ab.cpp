@@ -13,6 +13,7 @@
 #include "gpu/gemm/swap_ab_cases.hpp"
 #include "tilecast/device/kernels/gemm_sm90/swapped_layout.cuh"
 #include "tilecast/plan/gemm_plan.hpp"
+#include "plan_error.hpp"
 
 namespace tilecast::plan {
 namespace {
@@ -57,15 +58,6 @@ GemmConfig swap_on(uint32_t k_splits = 0) {
   o.swap_ab = 1;
   o.k_splits = k_splits;
   return o;
-}
-
-std::string error_of(const GemmDesc& d, const GemmConfig& o) {
-  try {
-    plan_gemm(d, DeviceFacts::h200_model(), o);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(SwapAbSource, UnswappedSourcesAreWhatTheyWereBeforeTheField) {
