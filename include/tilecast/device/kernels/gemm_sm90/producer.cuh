@@ -50,10 +50,12 @@ TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
 }
 
 // Loads one operand box into the same stage of every CTA in `mask` (just this CTA when the mask
-// names no other), completing bytes on each one's full barrier of that stage.
+// names no other), completing bytes on each one's full barrier of that stage. `kAlone`: a cluster
+// of one, whose mask is always itself (no compare per load in the producer's k-loop).
+template <bool kAlone>
 TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uint64_t* full, const int32_t (&c)[3],
                                        uint16_t mask, uint32_t rank) {
-  if (mask == (1u << rank)) {
+  if (kAlone || mask == (1u << rank)) {
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &desc, c, full);
   } else {
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &desc, c, full, mask);
@@ -87,14 +89,14 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
               TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
-              load_box(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
+              load_box<Cfg::kClusterSize == 1>(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
             }
           }
           if (w.issue_b) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kBTile.boxes; ++box) {
               TileCoords<Cfg::kGemmType>::b(w, kk, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
-              load_box(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
+              load_box<Cfg::kClusterSize == 1>(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
             }
           }
         } else {
