@@ -179,7 +179,8 @@ class Runner {
       if (o_.ncu_pass) {
         profile_pass(calls, call_rows, rows);
       } else {
-        const std::vector<TimingStats> t = time_interleaved(calls, stream_, flusher, o_.warmup, o_.iters, &probe, o_.balanced_order);
+        const std::vector<TimingStats> t =
+            time_interleaved(calls, stream_, flusher, o_.warmup, o_.iters, &probe, o_.balanced_order);
         for (size_t j = 0; j < calls.size(); ++j) {
           rows[call_rows[j]].t = t[j];
           rows[call_rows[j]].timed = true;

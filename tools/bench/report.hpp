@@ -59,7 +59,7 @@ struct RunInfo {
   MachineInfo machine;
   Peaks peaks;
   int warmup = 0, iters = 0;
-  bool balanced_order = false;  // the timed rounds in a Williams design (the default; --fixed-order: not)
+  bool balanced_order = true;  // the timed rounds in a Williams design (the default; --fixed-order: not)
   size_t flush_bytes = 0;
   bool gpu_mode = false;
   std::string note;  // e.g. "no GPU found: printed plans only"

@@ -137,7 +137,7 @@ std::vector<TimingStats> time_host_enqueue(const std::vector<Enqueue>& fns, cuda
 
 TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher& flusher, int warmup,
                         int iters, const ClockProbe* probe) {
-  return time_interleaved({fn}, stream, flusher, warmup, iters, probe).front();
+  return time_interleaved({fn}, stream, flusher, warmup, iters, probe, /*balanced=*/false).front();  // one: no order
 }
 
 }  // namespace tilecast::bench

@@ -51,7 +51,7 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 // loop.
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced = false);
+                                          bool balanced);
 
 // Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
 // rounds, the functions in turn, each round `calls` back-to-back calls of one function after the

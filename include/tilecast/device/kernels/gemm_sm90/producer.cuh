@@ -65,6 +65,7 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
 template <typename Cfg>
 TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                             const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
+  constexpr bool kAlone = Cfg::kClusterSize == 1;  // every load is this CTA's own (load_box)
   TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
   const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
@@ -89,14 +90,14 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
               TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
-              load_box<Cfg::kClusterSize == 1>(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
+              load_box<kAlone>(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
             }
           }
           if (w.issue_b) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kBTile.boxes; ++box) {
               TileCoords<Cfg::kGemmType>::b(w, kk, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
-              load_box<Cfg::kClusterSize == 1>(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
+              load_box<kAlone>(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
             }
           }
         } else {
