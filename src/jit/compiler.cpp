@@ -185,6 +185,12 @@ std::vector<std::string> Compiler::fixed_options() const {
   // TILECAST_JIT_LINEINFO=1: source lines in the cubin, for compute-sanitizer and Nsight reports
   // (part of the cache key, like every option).
   if (env_string("TILECAST_JIT_LINEINFO").value_or("") == "1") o.push_back("-lineinfo");
+  // TILECAST_JIT_OPTIONS: more NVRTC options, separated by spaces (a -D that switches an
+  // experiment on in the device headers, say, so that one build times both sides).
+  if (const auto extra = env_string("TILECAST_JIT_OPTIONS")) {
+    std::istringstream words(*extra);
+    for (std::string w; words >> w;) o.push_back(w);
+  }
   return o;
 }
 

@@ -193,6 +193,18 @@ TEST(JitCompiler, KeyFollowsSourceOptionsNameAndHeaders) {
   EXPECT_EQ(same.cache_key(base), key);
 }
 
+TEST(JitCompiler, ExtraOptionsFromTheEnvironmentJoinTheOptionsAndTheKey) {
+  const Compiler compiler;
+  const KernelSpec spec = ring_kernel();
+  const Hash128 plain = compiler.cache_key(spec);
+  test::ScopedEnv env("TILECAST_JIT_OPTIONS", " -DTC_EXPERIMENT=1  -DTC_OTHER ");
+  const auto opts = compiler.options(spec);
+  for (const char* o : {"-DTC_EXPERIMENT=1", "-DTC_OTHER"})
+    EXPECT_NE(std::find(opts.begin(), opts.end(), o), opts.end()) << o;
+  EXPECT_EQ(std::count(opts.begin(), opts.end(), ""), 0) << "spaces make no empty options";
+  EXPECT_NE(compiler.cache_key(spec), plain);
+}
+
 TEST(JitCompiler, KeyDoesNotDependOnTheCcclPath) {
   // The same CCCL reached by another spelling of its folder (a symlink where the toolkit has one,
   // a trailing separator and a dot otherwise).
