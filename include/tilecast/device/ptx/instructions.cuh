@@ -35,6 +35,21 @@ TC_DEVICE TC_FORCEINLINE void wgmma_wait_group() {
 }
 #endif
 
+// elect.sync _|p, 0xffffffff; sm_90. True in one lane of the fully converged warp. A role that
+// one thread runs must be entered through this, not through `threadIdx.x == 0`: ptxas knows that
+// only one lane is active under an elected predicate, so it issues each TMA load from uniform
+// registers as they are. Under a thread-index test it wraps every load in a waterfall loop
+// (ELECT, PLOP3, BRA.U.ANY) and moves the operands with R2UR first.
+TC_DEVICE TC_FORCEINLINE bool elect_one_sync() {
+  uint32_t elected;
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "elect.sync _|p, 0xffffffff;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
 // prefetch.tensormap [addr]; sm_90. Brings a TMA descriptor (a __grid_constant__ kernel
 // parameter, by generic address) into the descriptor cache before its first use.
 TC_DEVICE TC_FORCEINLINE void prefetch_tensormap(const void* desc) {

@@ -64,18 +64,30 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) {
-      // Read here, not before setmaxnreg: ptxas spills a value that lives across it (the unit
-      // counter derived from the cluster id was, in every kernel, at any register budget).
-      run_producer<Cfg>(smem, tma_a, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
-                        cuda::ptx::get_sreg_cluster_ctarank());
+    if (threadIdx.x / 32 == 0) {
+      // One lane of warp 0, elected rather than tested by index, so that its TMA loads issue
+      // without a waterfall loop around each (ptx::elect_one_sync).
+#ifdef TC_EXPERIMENT_PRODUCER_BY_INDEX
+      if (threadIdx.x == 0) {
+#else
+      if (ptx::elect_one_sync()) {
+#endif
+        // Read here, not before setmaxnreg: ptxas spills a value that lives across it (the unit
+        // counter derived from the cluster id was, in every kernel, at any register budget).
+        run_producer<Cfg>(smem, tma_a, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
+                          cuda::ptx::get_sreg_cluster_ctarank());
+      }
     } else if (threadIdx.x / 32 == 1) {
       // Warp 1: in grouped kernels it first checks the group data (layout_fault.cuh); with C or a
-      // bias its lane 0 then is the epilogue loader.
+      // bias one elected lane then is the epilogue loader.
       if constexpr (Cfg::kGemmType != GemmType::kNormal && Cfg::kGemmType != GemmType::kBatched)
         check_group_data<Cfg::kGemmType>(kernel_problem<Cfg>(params), params.layout_fault, threadIdx.x % 32);
       if constexpr (Cfg::kEpilogueLoader)
+#ifdef TC_EXPERIMENT_PRODUCER_BY_INDEX
         if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
+#else
+        if (ptx::elect_one_sync()) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
+#endif
     } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
       // Warps 2-3 of k-grouped kernels clear the columns past each k-group's end (k_tail.cuh).
       if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem, params.wait);
