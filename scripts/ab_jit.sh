@@ -9,7 +9,7 @@
 # JSON files land in $OUT (or ./out): ab_A1.json, ab_B1.json, ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${TC_AB_OPTIONS:?TC_AB_OPTIONS names the experiment's NVRTC options (side B)}"
+: "${TC_AB_OPTIONS:?TC_AB_OPTIONS names the NVRTC options of side B}"
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
 bench=build/tools/bench/tilecast-bench

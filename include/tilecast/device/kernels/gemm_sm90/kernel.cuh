@@ -15,7 +15,7 @@ namespace tilecast {
 
 // No CTA leaves while a peer may still arrive on its barriers or write its unit slots.
 TC_DEVICE TC_FORCEINLINE void leave_cluster() {
-  __syncwarp();  // the producer's lane 0 comes late: arrive as one warp
+  __syncwarp();  // the producer's elected lane comes late: arrive as one warp
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
   cuda::ptx::barrier_cluster_wait();
 }
@@ -66,12 +66,9 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
     if (threadIdx.x / 32 == 0) {
       // One lane of warp 0, elected rather than tested by index, so that its TMA loads issue
-      // without a waterfall loop around each (ptx::elect_one_sync).
-#ifdef TC_EXPERIMENT_PRODUCER_BY_INDEX
-      if (threadIdx.x == 0) {
-#else
+      // without a waterfall loop around each (ptx::elect_one_sync): 64x64 tiles 3% faster in 1x1
+      // and 6% in 2x1 on 128x4096x7168, other tiles unchanged (bench/results/2026-12-02-h200-producer.md).
       if (ptx::elect_one_sync()) {
-#endif
         // Read here, not before setmaxnreg: ptxas spills a value that lives across it (the unit
         // counter derived from the cluster id was, in every kernel, at any register budget).
         run_producer<Cfg>(smem, tma_a, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
@@ -83,11 +80,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
       if constexpr (Cfg::kGemmType != GemmType::kNormal && Cfg::kGemmType != GemmType::kBatched)
         check_group_data<Cfg::kGemmType>(kernel_problem<Cfg>(params), params.layout_fault, threadIdx.x % 32);
       if constexpr (Cfg::kEpilogueLoader)
-#ifdef TC_EXPERIMENT_PRODUCER_BY_INDEX
-        if (threadIdx.x == 32) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
-#else
         if (ptx::elect_one_sync()) run_epilogue_loader<Cfg>(smem, tma_c, tma_c_narrow, tma_bias, params);
-#endif
     } else if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
       // Warps 2-3 of k-grouped kernels clear the columns past each k-group's end (k_tail.cuh).
       if (threadIdx.x >= kTailClearerFirstThread) run_k_tail_clearers<Cfg>(smem, params.wait);
