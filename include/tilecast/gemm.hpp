@@ -58,6 +58,11 @@ struct GemmConfig {
   // (swapped where m <= 16 and n >= 2048, where it measured faster on the H200: kAutoSwapMaxM in
   // gemm_plan.cpp), 0 off, 1 on (for another M, layout or GEMM type an error).
   int swap_ab = -1;
+  // Where split-K's slices are summed: -1 the planner's choice, 0 by the reduce kernel launched
+  // behind the GEMM, 1 inside the GEMM (the last slice of each tile to finish sums the slices and
+  // applies the epilogue: one launch, the same bits). Unswapped kernels only: with swap_ab=1, 1 is
+  // an error, and -1 means 0.
+  int fused_reduce = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -110,7 +115,8 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
   gemm(GemmLayout::kTT, a, b, d, stream, epilogue, config);
 }
 
-// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1" (any
+// "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1,
+// fused_reduce=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

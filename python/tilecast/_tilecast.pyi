@@ -22,6 +22,7 @@ class GemmConfig:
     companion: int
     k_splits: int
     swap_ab: int
+    fused_reduce: int
     @overload
     def __init__(
         self,
@@ -39,6 +40,7 @@ class GemmConfig:
         companion: int = -1,
         k_splits: int = 0,
         swap_ab: int = -1,
+        fused_reduce: int = -1,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...

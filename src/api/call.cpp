@@ -65,10 +65,11 @@ struct PreparedCall {
   mutable SplitKReduceParams reduce;
 };
 
-// The split GEMM's D: the workspace as k_splits x batch FP32 matrices of m x ws_ld.
+// The split GEMM's partial sums in the workspace (after its tile counters): k_splits x batch FP32
+// matrices of m x ws_ld.
 MatrixView workspace_view(const plan::GemmPlan& plan, void* data) {
   MatrixView v;
-  v.data = data;
+  v.data = static_cast<char*>(data) + plan::kSplitCounterBytes;
   v.dtype = DType::kFP32;
   v.rows = plan.desc.problem.m;
   v.cols = plan.desc.problem.n;
@@ -84,11 +85,14 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // Swapped operands: the kernel's A is the caller's B (its 128-row tiles run over N) and its B
   // the caller's A; its epilogue stores D, and reads C and the bias, through pointers.
   const bool swap = gemm->plan.main.kernel.swap_ab;
+  // A split kernel that reduces in the GEMM applies the call's epilogue itself, through pointers.
+  const bool fused = gemm->plan.main.kernel.fused_reduce;
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the
-    // workspace (aim_at_workspace); a swapped one uses pointers.
+    // workspace (aim_at_workspace), or (fused) it reads and writes through pointers, as a swapped
+    // one does.
     call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;
   } else {
     call.d = descriptor(d, g.d_box, jit::TmaSwizzle::k128B);
@@ -109,16 +113,16 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   p.d_ptr = d.data;
   p.ldd = static_cast<uint64_t>(d.ld());
   p.d_batch = static_cast<uint64_t>(d.batch_step());
-  if (swap && desc.has_c) {
+  if ((swap || fused) && desc.has_c) {
     p.c_ptr = args.c.data;
     p.ldc = static_cast<uint64_t>(args.c.ld());
     p.c_batch = static_cast<uint64_t>(args.c.batch_step());
   }
-  if (swap && desc.has_bias) p.bias_ptr = args.bias.data;
+  if ((swap || fused) && desc.has_bias) p.bias_ptr = args.bias.data;
   p.wait = wait_bound(wait_timeout_ns(), gemm->device->wait_record_device());
   p.layout_fault = gemm->device->layout_fault_record_device();
   if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;
-  if (gemm->plan.k_splits > 1) {
+  if (gemm->plan.k_splits > 1 && !fused) {
     // The GEMM stores plain partial sums (its kernel has no C and no bias); the reduce kernel
     // applies the call's epilogue. D's descriptors and pointer are the workspace's, set at launch.
     p.alpha = 1.0f;
@@ -176,14 +180,23 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
   if (ws == call.workspace) return;
   const MatrixView v = workspace_view(g.plan, ws);
   PreparedCall& c = const_cast<PreparedCall&>(call);
+  call.workspace = ws;
+  if (g.plan.main.kernel.fused_reduce) {
+    // D, C and the bias stay the call's; the partial sums and the tile counters go here.
+    c.params.workspace = static_cast<float*>(v.data);
+    c.params.ws_ld = static_cast<uint64_t>(v.ld());
+    c.params.ws_batch = static_cast<uint64_t>(v.batch_step());
+    c.params.ws_slice = c.params.ws_batch * g.plan.desc.problem.num_groups;
+    c.params.tile_counters = static_cast<uint32_t*>(ws);
+    return;
+  }
   c.d = descriptor(v, g.geometry.d_box, jit::TmaSwizzle::k128B);
   c.d_narrow = g.geometry.narrow_slab_cols ? descriptor(v, g.geometry.d_narrow_box, jit::TmaSwizzle::kNone) : c.d;
   c.c = c.c_narrow = c.bias = c.d;  // never read: the split kernel has no C and no bias
   c.params.d_ptr = ws;
   c.params.ldd = static_cast<uint64_t>(v.ld());
   c.params.d_batch = static_cast<uint64_t>(v.batch_step());
-  call.reduce.workspace = static_cast<const float*>(ws);
-  call.workspace = ws;
+  call.reduce.workspace = static_cast<const float*>(v.data);
 }
 
 jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
@@ -198,6 +211,7 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
     aim_at_workspace(call, stream);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);
+    if (plan.main.kernel.fused_reduce) return;  // the GEMM's last slices reduced every tile
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
                                dim3(kReduceThreads), dim3(1), 0, stream, true};

@@ -11,6 +11,7 @@
 #include "api/occupancy_probe.hpp"
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 #include "tilecast/diagnostics.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 #include "tilecast/types.hpp"
 
 namespace tilecast::api {
@@ -153,6 +154,9 @@ void* DeviceState::grow_workspace(cudaStream_t stream, uint64_t bytes) {
   const uint64_t size = std::max(bytes, workspaces_->prepared_bytes);
   void* data = nullptr;
   check(cudaMalloc(&data, size), "cudaMalloc (split-K workspace)");
+  // The fused reduce's tile counters start at zero (plan::kSplitCounterBytes), before this
+  // stream's next kernel.
+  check(cudaMemsetAsync(data, 0, plan::kSplitCounterBytes, stream), "cudaMemsetAsync (split-K tile counters)");
   if (b.data) workspaces_->retired.push_back(b.data);
   b = {data, size};
   return data;
@@ -165,6 +169,9 @@ void DeviceState::note_workspace(uint64_t bytes, bool spare) {
   if (!spare || w.spare.bytes >= w.prepared_bytes) return;
   void* data = nullptr;
   check(cudaMalloc(&data, w.prepared_bytes), "cudaMalloc (split-K workspace)");
+  // Zeroed counters for whichever stream adopts it, possibly in a capture: done before returning.
+  check(cudaMemset(data, 0, plan::kSplitCounterBytes), "cudaMemset (split-K tile counters)");
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (split-K tile counters)");
   if (w.spare.data) w.retired.push_back(w.spare.data);
   w.spare = {data, w.prepared_bytes};
 }

@@ -36,7 +36,8 @@ const char* type_name(GemmType t) {
 
 // The traits struct's name, which profilers and sanitizers show as the kernel's template
 // argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal"; other layouts than
-// NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn"; swapped operands "_swapab").
+// NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn"; swapped operands "_swapab", a split-K
+// kernel that reduces in the GEMM "_splitk_fused").
 std::string traits_name(const GemmKernelSpec& s) {
   return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
          "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
@@ -47,7 +48,7 @@ std::string traits_name(const GemmKernelSpec& s) {
               : "") +
          (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "") +
          (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string()) +
-         (s.swap_ab ? "_swapab" : "");
+         (s.swap_ab ? "_swapab" : "") + (s.fused_reduce ? "_fused" : "");
 }
 
 }  // namespace
@@ -73,9 +74,11 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
       .field("kDynamicUnits", s.dynamic_units)
       .field("kSplitK", s.split_k)
       .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout));
-  // Only where set: an unswapped kernel's source is the one it was before swap_ab existed, so
-  // its JIT cache entries stay valid (spec_of reads a missing kSwapAB as false).
+  // Only where set: the other kernels' sources are the ones they were before swap_ab and
+  // fused_reduce existed, so their JIT cache entries stay valid (spec_of reads a missing field as
+  // false).
   if (s.swap_ab) source.field("kSwapAB", true);
+  if (s.fused_reduce) source.field("kFusedReduce", true);
   return source.field("kSpecFingerprint", spec_fingerprint(s)).spec();
 }
 

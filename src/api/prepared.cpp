@@ -20,7 +20,7 @@ namespace {
 struct PlanKey {
   plan::GemmDesc desc;
   GemmConfig config;
-  int device;
+  int64_t device;  // 64 bits: the struct's tail then needs no padding, whatever GemmConfig's size
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");
@@ -60,7 +60,7 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   p->main = &jit.kernel(gemm_kernel_source(p->plan.main.kernel));
   p->main->ensure_dynamic_smem(p->geometry.smem.launch_bytes);
   if (p->plan.k_splits > 1) {
-    p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
+    if (!p->plan.main.kernel.fused_reduce) p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
     dev.note_workspace(p->plan.workspace_bytes(), false);
   }
   if (p->plan.companion) {

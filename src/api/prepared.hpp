@@ -15,7 +15,7 @@ struct PreparedGemm {
   GemmGeometry geometry;                   // of the main kernel; the companion's is the same
   const jit::Kernel* main = nullptr;
   const jit::Kernel* companion = nullptr;  // null without a companion launch
-  const jit::Kernel* reduce = nullptr;     // split-K: the reduce kernel; null without a split
+  const jit::Kernel* reduce = nullptr;     // split-K: the reduce kernel; null without a split or with a fused one
   DeviceState* device = nullptr;
 };
 

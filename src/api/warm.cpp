@@ -33,7 +33,7 @@ std::string describe_kernel(const GemmKernelSpec& s) {
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
               : "") +
-         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? " split-K" : "") +
+         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? (s.fused_reduce ? " split-K fused" : " split-K") : "") +
          (s.layout != GemmLayout::kNT ? std::string(" ") + layout_name(s.layout) : std::string()) +
          (s.swap_ab ? " swap-AB" : "");
 }

@@ -71,6 +71,11 @@ constexpr double kReduceLaunchUs = 3.0;
 constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
+// The fused reduce (GemmKernelSpec::fused_reduce): the tile's last warpgroup to arrive reads the
+// k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, one slice after the
+// other; before them, one round trip for the counter's atomic and the first slice's loads (a
+// stated figure, as the reduce kernel's launch above, to be calibrated by the splitk suite).
+constexpr double kFusedReduceLatencyUs = 1.0;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -221,7 +226,7 @@ GemmProblem swapped_if(const GemmProblem& p, bool swap) {
 
 std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped_surrogate, const DeviceFacts& f,
                                  const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,
-                                 uint32_t splits, bool swap, std::string& misfit) {
+                                 uint32_t splits, bool swap, bool fused, std::string& misfit) {
   const GemmProblem unsplit_surrogate = swapped_if(unswapped_surrogate, swap);
   GemmKernelSpec k;
   k.block_m = bm;
@@ -240,11 +245,15 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   k.swap_ab = swap;
   GemmProblem surrogate = unsplit_surrogate;
   if (splits > 1) {
-    // The GEMM stores FP32 partial sums into the workspace; the reduce kernel applies the rest.
+    // The GEMM stores FP32 partial sums into the workspace; the reduce kernel applies the rest,
+    // or (fused) the tile's last slice does, with the problem's epilogue.
     k.split_k = true;
-    k.out = DType::kFP32;
-    k.has_c = k.has_bias = false;
-    k.bias_type = DType::kFP32;
+    k.fused_reduce = fused;
+    if (!fused) {
+      k.out = DType::kFP32;
+      k.has_c = k.has_bias = false;
+      k.bias_type = DType::kFP32;
+    }
     k.dynamic_units = false;
     surrogate.k_splits = splits;
   }
@@ -254,6 +263,12 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
              " stages: " + why;
+    return std::nullopt;
+  }
+  if (fused && split_counters(d.problem, k) > kSplitCounterSlots) {
+    misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + ": a fused reduce of " +
+             std::to_string(split_counters(d.problem, k)) + " tile counters, more than the workspace's " +
+             std::to_string(kSplitCounterSlots);
     return std::nullopt;
   }
   GemmPlan plan;
@@ -332,7 +347,13 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     const double d_bytes = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
     const double operands = hbm_bytes(unsplit_surrogate, d.out, false) - d_bytes;
     c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
-    c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
+    if (fused) {
+      // The busiest tile's last warpgroups read its k_splits partials, each through its own SM.
+      const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
+      c.reduce_us = kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
+    } else {
+      c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
+    }
   }
   if (swap) {
     // D (or the FP32 workspace) leaves in element stores, not TMA stores.
@@ -483,6 +504,12 @@ void check_overrides(const GemmConfig& o) {
     fail("k_splits " + std::to_string(o.k_splits) + " is not in 0 (the planner's choice), 1 (off) or 2.." +
          std::to_string(kMaxKSplits));
   if (o.k_splits > 1 && o.companion == 1) fail("k_splits " + std::to_string(o.k_splits) + " runs without a companion launch (companion=1)");
+  if (o.fused_reduce < -1 || o.fused_reduce > 1)
+    fail("fused_reduce " + std::to_string(o.fused_reduce) + " is not -1 (auto), 0 (the reduce kernel) or 1 (in the GEMM)");
+  if (o.fused_reduce == 1 && o.k_splits == 1)
+    fail("fused_reduce=1 sums split-K slices, but k_splits=1 splits nothing (give k_splits 0 or 2.." +
+         std::to_string(kMaxKSplits) + ")");
+  if (o.fused_reduce == 1 && o.swap_ab == 1) fail("fused_reduce=1 is for unswapped kernels, not with swap_ab=1");
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));
@@ -523,7 +550,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (!arch.runs_kernels)
       throw Error(std::string("config: swap_ab=1: swapped operands are SM90's kernel (") + arch.name + " plans only)");
   } else if (o.swap_ab == -1 && arch.runs_kernels && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
-             o.companion != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
+             o.companion != 1 && o.fused_reduce != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
   }
@@ -543,28 +570,35 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // A swapped tile is 128 rows over N and M rounded up to a multiple of 8 wide (or as given).
   const std::vector<uint32_t> swap_bms{kSwapBlockM};
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
+  // Where split slices are summed: by the reduce kernel, in the GEMM (fused), or both weighed.
+  // Swapped kernels store their own way and always take the reduce kernel.
+  std::vector<bool> fused_choices{false};
+  if (o.fused_reduce == 1) fused_choices = {true};
+  else if (o.fused_reduce == -1 && !swap && arch.runs_kernels) fused_choices = {false, true};
   for (uint32_t s : splits) {
-    for (uint32_t bm : swap ? swap_bms : bms)
-      for (uint32_t bn : swap ? swap_bns : bns)
-        for (const ClusterShape& cs : clusters) {
-          if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
-            continue;  // no tile wider than the problem
-          // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
-          // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
-          // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
-          // compare), though the terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2
-          // lines, which bind where the groups' boxes start off a line). What they miss there is
-          // not measured apart.
-          if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
-          if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
-            misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
-                     std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
-                     std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
-            continue;
+    for (bool fused : s > 1 ? fused_choices : std::vector<bool>{false}) {
+      for (uint32_t bm : swap ? swap_bms : bms)
+        for (uint32_t bn : swap ? swap_bns : bns)
+          for (const ClusterShape& cs : clusters) {
+            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
+              continue;  // no tile wider than the problem
+            // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
+            // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
+            // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
+            // compare), though the terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2
+            // lines, which bind where the groups' boxes start off a line). What they miss there is
+            // not measured apart.
+            if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
+            if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
+              misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                       std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                       std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+              continue;
+            }
+            if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, fused, misfit))
+              out.push_back(std::move(*plan));
           }
-          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, misfit))
-            out.push_back(std::move(*plan));
-        }
+    }
     if (s == splits.front()) {
       first_fits = !out.empty();
       first_misfit = misfit;
@@ -582,6 +616,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::stable_sort(out.begin(), tied_end, [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
+    if (ka.fused_reduce != kb.fused_reduce) return ka.fused_reduce;  // one launch rather than two
     if (ka.cluster.size() != kb.cluster.size())
       return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
     return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
@@ -599,7 +634,11 @@ uint32_t GemmPlan::workspace_ld() const { return (desc.problem.n + 3) / 4 * 4; }
 
 uint64_t GemmPlan::workspace_bytes() const {
   if (k_splits <= 1) return 0;
-  return uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
+  return kSplitCounterBytes + uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
+}
+
+uint64_t split_counters(const GemmProblem& p, const GemmKernelSpec& k) {
+  return uint64_t{p.num_groups} * ceil_div(p.m, k.block_m) * ceil_div(p.n, k.block_n) * k.consumer_warpgroups;
 }
 
 std::string GemmPlan::describe() const {
@@ -614,7 +653,7 @@ std::string GemmPlan::describe() const {
   if (a.mma_cta_group > 1 && k.cluster.m % a.mma_cta_group == 0)
     s << " (" << a.mma_cta_group << "-CTA MMA, M " << a.mma_cta_group * k.block_m << ")";
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
-  if (k_splits > 1) s << " split-K " << k_splits;
+  if (k_splits > 1) s << " split-K " << k_splits << (k.fused_reduce ? " fused" : "");
   if (k.swap_ab) s << " swap-AB";
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
@@ -635,7 +674,7 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
     const GemmPlan& p = ranked[i];
     const GemmKernelSpec& k = p.main.kernel;
     char tile[16], cluster[24];
-    std::snprintf(tile, sizeof tile, "%ux%u%s", k.block_m, k.block_n, k.swap_ab ? "/sw" : "");
+    std::snprintf(tile, sizeof tile, "%ux%u%s", k.block_m, k.block_n, k.swap_ab ? "/sw" : k.fused_reduce ? "/f" : "");
     std::snprintf(cluster, sizeof cluster, "%ux%u%s", k.cluster.m, k.cluster.n, p.companion ? "+c" : "");
     const uint32_t sms = p.main.clusters * k.cluster.size() +
                          (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);

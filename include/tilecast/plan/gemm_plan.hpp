@@ -95,6 +95,15 @@ struct CostEstimate {
   double l2_line_bytes = 0;             // l2_to_sm_bytes in the whole lines their rows touch
 };
 
+// The split-K workspace starts with the fused reduce's tile counters: uint32 words that are zero
+// between GEMMs (zeroed when the workspace is allocated; each fused GEMM's last arrivals reset the
+// ones it counted on). Every split plan leaves that room, fused or not, so that no plan's partial
+// sums ever overwrite the counters of another that shares the stream's workspace.
+inline constexpr uint32_t kSplitCounterSlots = 16384;
+inline constexpr uint64_t kSplitCounterBytes = uint64_t{kSplitCounterSlots} * sizeof(uint32_t);
+// The counters a fused split kernel counts on: one per (batch, tile, consumer warpgroup).
+uint64_t split_counters(const GemmProblem& problem, const GemmKernelSpec& kernel);
+
 struct GemmPlan {
   GemmDesc desc;
   // The architecture planned for: only SM90's plans run (arch_spec(arch).runs_kernels); an SM100
@@ -113,7 +122,8 @@ struct GemmPlan {
   uint32_t k_splits = 1;
   CostEstimate cost;
 
-  // Bytes of the split-K workspace: k_splits x batch x m x workspace_ld() FP32 (0 without).
+  // Bytes of the split-K workspace (0 without): the tile counters (kSplitCounterBytes), then
+  // k_splits x batch x m x workspace_ld() FP32 partial sums.
   uint64_t workspace_bytes() const;
   // Elements between rows of a partial result: n rounded up to 16 bytes, so that every row of the
   // workspace starts where a TMA store and the reduce kernel's 16-byte loads may.

@@ -24,7 +24,8 @@ TEST(SplitKPlan, SmallMWithLongKSplits) {
     const GemmPlan p = plan_of(s[0], s[1], s[2]);
     EXPECT_GT(p.k_splits, 1u) << shape(s[0], s[1], s[2]) << ": " << p.describe();
     EXPECT_TRUE(p.main.kernel.split_k);
-    EXPECT_EQ(p.main.kernel.out, DType::kFP32) << "partial sums are FP32";
+    // The reduce kernel's partial sums are FP32; a fused kernel keeps D's dtype and writes D.
+    EXPECT_EQ(p.main.kernel.out, p.main.kernel.fused_reduce ? DType::kBF16 : DType::kFP32) << p.describe();
     EXPECT_GT(p.cost.reduce_us, 0.0);
   }
 }
@@ -59,21 +60,35 @@ TEST(SplitKPlan, OverrideForcesOrForbids) {
   EXPECT_EQ(plan_of(128, 576, 7168, off).k_splits, 1u);
   GemmConfig three;
   three.k_splits = 3;
-  const GemmPlan p = plan_gemm(dense_desc(64, 4096, 4096, 2, DType::kBF16, true), DeviceFacts::h200_model(), three);
+  three.fused_reduce = 0;
+  const GemmDesc with_c = dense_desc(64, 4096, 4096, 2, DType::kBF16, true);
+  const GemmPlan p = plan_gemm(with_c, DeviceFacts::h200_model(), three);
   EXPECT_EQ(p.k_splits, 3u);
   EXPECT_EQ(p.desc.problem.k_splits, 3u);
   EXPECT_TRUE(p.main.kernel.split_k);
+  EXPECT_FALSE(p.main.kernel.fused_reduce);
   EXPECT_FALSE(p.main.kernel.has_c) << "C is the reduce kernel's";
   EXPECT_TRUE(p.desc.has_c) << "the plan keeps the call's epilogue";
   EXPECT_EQ(p.main.kernel.type, GemmType::kBatched);
-  // 3 slices x 2 batches x 64 rows x 4096 columns of FP32.
-  EXPECT_EQ(p.workspace_bytes(), 3ull * 2 * 64 * 4096 * 4);
+  // The tile counters, then 3 slices x 2 batches x 64 rows x 4096 columns of FP32.
+  EXPECT_EQ(p.workspace_bytes(), kSplitCounterBytes + 3ull * 2 * 64 * 4096 * 4);
+  // Fused, the GEMM applies the epilogue itself: D's dtype, C and the bias are its own; the
+  // workspace is the same.
+  GemmConfig fused = three;
+  fused.fused_reduce = 1;
+  const GemmPlan f = plan_gemm(with_c, DeviceFacts::h200_model(), fused);
+  EXPECT_TRUE(f.main.kernel.fused_reduce);
+  EXPECT_TRUE(f.main.kernel.has_c);
+  EXPECT_EQ(f.main.kernel.out, DType::kBF16);
+  EXPECT_FALSE(f.geometry().epilogue_loader) << "C is read through pointers, by the tile's last slice";
+  EXPECT_EQ(f.workspace_bytes(), p.workspace_bytes());
+  EXPECT_NE(f.describe().find("split-K 3 fused"), std::string::npos) << f.describe();
   // A ragged N pads the workspace's rows to 16 bytes.
   GemmConfig two;
   two.k_splits = 2;
   const GemmPlan ragged = plan_of(7, 1001, 3000, two);
   EXPECT_EQ(ragged.workspace_ld(), 1004u);
-  EXPECT_EQ(ragged.workspace_bytes(), 2ull * 7 * 1004 * 4);
+  EXPECT_EQ(ragged.workspace_bytes(), kSplitCounterBytes + 2ull * 7 * 1004 * 4);
   EXPECT_EQ(plan_of(7, 1001, 3000).workspace_bytes() == 0, plan_of(7, 1001, 3000).k_splits == 1);
 }
 
@@ -126,6 +141,73 @@ TEST(SplitKPlan, SpecRulesNameWhatIsWrong) {
   x.cluster = {2, 2};
   x.dynamic_units = true;
   refused(x, "dynamic units");
+  // Fused, the split kernel carries the problem's epilogue; it needs split_k and no swap.
+  GemmKernelSpec fused = s;
+  fused.fused_reduce = true;
+  fused.out = DType::kBF16;
+  fused.has_c = fused.has_bias = true;
+  EXPECT_EQ(gemm_spec_error(fused), nullptr);
+  x = fused;
+  x.split_k = false;
+  ASSERT_NE(gemm_spec_error(x), nullptr);
+  EXPECT_NE(std::string(gemm_spec_error(x)).find("needs split_k"), std::string::npos);
+  x = fused;
+  x.swap_ab = true;
+  x.block_n = 8;
+  x.has_c = x.has_bias = false;
+  ASSERT_NE(gemm_spec_error(x), nullptr);
+  EXPECT_NE(std::string(gemm_spec_error(x)).find("unswapped"), std::string::npos) << gemm_spec_error(x);
+  // Only a fused spec's fingerprint and traits carry the field: the others keep theirs.
+  EXPECT_NE(spec_fingerprint(fused), spec_fingerprint([&] { GemmKernelSpec y = fused; y.fused_reduce = false; return y; }()));
+}
+
+// fused_reduce: 0 plans only the reduce kernel, 1 only the fused kernel, -1 weighs both; swapped
+// plans always take the reduce kernel; a tile grid with more counters than the workspace keeps
+// is never fused.
+TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
+  const GemmDesc d = dense_desc(128, 4096, 7168, 1, DType::kBF16, false);
+  const DeviceFacts f = DeviceFacts::h200_model();
+  size_t fused = 0, kernel = 0;
+  for (const GemmPlan& p : rank_plans(d, f)) {
+    if (p.k_splits == 1) {
+      EXPECT_FALSE(p.main.kernel.fused_reduce);
+      continue;
+    }
+    (p.main.kernel.fused_reduce ? fused : kernel) += 1;
+  }
+  EXPECT_GT(fused, 0u) << "auto weighs the fused reduce";
+  EXPECT_GT(kernel, 0u) << "auto weighs the reduce kernel";
+  for (int choice : {0, 1}) {
+    GemmConfig o;
+    o.fused_reduce = choice;
+    for (const GemmPlan& p : rank_plans(d, f, o))
+      if (p.k_splits > 1) EXPECT_EQ(p.main.kernel.fused_reduce, choice == 1) << p.describe();
+  }
+  // m <= 16, n >= 2048: the auto rule swaps, and a swapped split takes the reduce kernel.
+  const GemmPlan swapped = plan_gemm(dense_desc(1, 4096, 4096, 1, DType::kBF16, false), f);
+  ASSERT_TRUE(swapped.main.kernel.swap_ab);
+  EXPECT_FALSE(swapped.main.kernel.fused_reduce);
+  // With fused_reduce=1 the auto rule does not swap.
+  GemmConfig only_fused;
+  only_fused.fused_reduce = 1;
+  only_fused.k_splits = 3;
+  const GemmPlan unswapped = plan_gemm(dense_desc(1, 4096, 4096, 1, DType::kBF16, false), f, only_fused);
+  EXPECT_FALSE(unswapped.main.kernel.swap_ab);
+  EXPECT_TRUE(unswapped.main.kernel.fused_reduce);
+  // 64x64 tiles of an 8192x8256 D: 16512 tiles, more counters than kSplitCounterSlots.
+  GemmConfig big;
+  big.fused_reduce = 1;
+  big.k_splits = 2;
+  big.block_m = 64;
+  big.block_n = 64;
+  const GemmDesc large = dense_desc(8192, 8256, 8192, 1, DType::kBF16, false);
+  EXPECT_GT(split_counters(large.problem, GemmKernelSpec{64, 64, 4, {}, 1}), uint64_t{kSplitCounterSlots});
+  try {
+    plan_gemm(large, f, big);
+    ADD_FAILURE() << "a fused reduce with too many tile counters was planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tile counters"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SplitKPlan, ConfigTextRoundTrips) {
@@ -134,6 +216,11 @@ TEST(SplitKPlan, ConfigTextRoundTrips) {
   EXPECT_EQ(format_config(c), "block_m=128,block_n=64,block_k=64,k_splits=12");
   EXPECT_EQ(parse_config(format_config(c)), c);
   EXPECT_THROW(parse_config("k_splits=two"), Error);
+  const GemmConfig f = parse_config("k_splits=3,fused_reduce=1");
+  EXPECT_EQ(f.fused_reduce, 1);
+  EXPECT_EQ(format_config(f), "k_splits=3,fused_reduce=1");
+  EXPECT_EQ(parse_config(format_config(f)), f);
+  EXPECT_THROW(parse_config("fused_reduce=2"), Error);
 }
 
 TEST(SplitKPlan, PlansPrintTheSplit) {

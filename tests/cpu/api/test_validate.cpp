@@ -341,7 +341,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 13;
+constexpr size_t kGemmConfigFields = 14;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -380,6 +380,12 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: swap_ab=1 runs without a companion launch (companion=1)"),
       config([](GemmConfig& c) { c.block_n = 8; },
              "config: block_n 8 is not a tile width the kernel has (64, 96, 128, 144, 176, 192, 256)"),
+      config([](GemmConfig& c) { c.fused_reduce = 2; },
+             "config: fused_reduce 2 is not -1 (auto), 0 (the reduce kernel) or 1 (in the GEMM)"),
+      config([](GemmConfig& c) { c.fused_reduce = 1, c.k_splits = 1; },
+             "config: fused_reduce=1 sums split-K slices, but k_splits=1 splits nothing (give k_splits 0 or 2..32)"),
+      config([](GemmConfig& c) { c.fused_reduce = 1, c.swap_ab = 1; },
+             "config: fused_reduce=1 is for unswapped kernels, not with swap_ab=1"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

@@ -46,6 +46,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.companion == 1) s += "_companion";
   if (config.k_splits) s += "_splits" + std::to_string(config.k_splits);
   if (config.swap_ab == 1) s += "_swapab";
+  if (config.fused_reduce != -1) s += config.fused_reduce ? "_fused" : "_reducekernel";
   return s;
 }
 

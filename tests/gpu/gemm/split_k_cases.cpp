@@ -11,6 +11,14 @@ GemmConfig splits(uint32_t k_splits, uint32_t cluster_m = 0, uint32_t cluster_n 
   return c;
 }
 
+// Each forced split twice: summed by the reduce kernel, and inside the GEMM (fused_reduce).
+void add_both_reduces(std::vector<GemmCase>& out, GemmCase c) {
+  c.config.fused_reduce = 0;
+  out.push_back(c);
+  c.config.fused_reduce = 1;
+  out.push_back(c);
+}
+
 }  // namespace
 
 std::vector<GemmCase> split_k_cases() {
@@ -29,7 +37,8 @@ std::vector<GemmCase> split_k_cases() {
       c.k = 4096 + 40 * (turn % 4);
       c.out = turn % 2 ? DType::kFP32 : DType::kBF16;
       c.config = splits(s);
-      out.push_back(c);
+      if (s == 0) out.push_back(c);
+      else add_both_reduces(out, c);
       ++turn;
     }
   // The epilogue through the reduce kernel: C (separate, in place, NaN with beta 0), alpha, beta,
@@ -57,7 +66,7 @@ std::vector<GemmCase> split_k_cases() {
     c.with_bias = e.bias;
     c.bias_dtype = e.bias_dtype;
     c.config = splits(3);
-    out.push_back(c);
+    add_both_reduces(out, c);
   }
   // Long K, batched, multicast clusters along M and N (the CTAs of a cluster share a slice).
   GemmCase longk;
@@ -66,7 +75,7 @@ std::vector<GemmCase> split_k_cases() {
   longk.n = 576;
   longk.k = 16384;
   longk.config = splits(8);
-  out.push_back(longk);
+  add_both_reduces(out, longk);
   GemmCase batched = longk;
   batched.what = "splitk_batched";
   batched.m = 65;
@@ -74,7 +83,7 @@ std::vector<GemmCase> split_k_cases() {
   batched.batch = 3;
   batched.with_c = true;
   batched.config = splits(3);
-  out.push_back(batched);
+  add_both_reduces(out, batched);
   for (const auto& [cm, cn] : {std::pair{2u, 1u}, std::pair{1u, 2u}, std::pair{2u, 2u}}) {
     GemmCase mc;
     mc.what = "splitk_multicast";
@@ -82,7 +91,7 @@ std::vector<GemmCase> split_k_cases() {
     mc.n = 1100;
     mc.k = 5000;
     mc.config = splits(3, cm, cn);
-    out.push_back(mc);
+    add_both_reduces(out, mc);
   }
   // K below k_splits x 64: trailing slices are empty and write zeros.
   GemmCase tiny;
@@ -91,7 +100,7 @@ std::vector<GemmCase> split_k_cases() {
   tiny.n = 300;
   tiny.k = 136;
   tiny.config = splits(8);
-  out.push_back(tiny);
+  add_both_reduces(out, tiny);
   // The planner's own choice on the shapes.
   for (const auto& s : {std::array<int64_t, 3>{128, 576, 7168}, {1, 4096, 4096}, {255, 576, 7168}, {333, 2112, 7168}}) {
     GemmCase c;
@@ -112,12 +121,16 @@ std::vector<GemmCase> split_k_graph_cases() {
   forced.k = 4104;  // rows of A and B a multiple of 16 bytes, as TMA needs (the test allocates them unpadded)
   forced.with_c = true;
   forced.config = splits(3);
+  forced.config.fused_reduce = 0;
+  GemmCase fused = forced;
+  fused.what = "splitk_graph_fused";
+  fused.config.fused_reduce = 1;
   GemmCase planned;
   planned.what = "splitk_graph_planned";
   planned.m = 128;
   planned.n = 576;
   planned.k = 7168;
-  return {forced, planned};
+  return {forced, fused, planned};
 }
 
 }  // namespace tilecast::test

@@ -1,5 +1,5 @@
 // Split-K on the GPU: correctness against cuBLASLt with D poisoned (split_k_cases), bit-identical
-// output for the same input twice, capture into a CUDA graph and replay with new inputs (on a
+// output for the same input twice and through either reduce (the kernel's, the fused one), capture into a CUDA graph and replay with new inputs (on a
 // stream that ran the call, and on fresh streams through prepare()'s spare workspace), and a
 // capture that would need a new workspace refused with a clear error.
 #include <gtest/gtest.h>
@@ -62,13 +62,85 @@ TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
   size_t nodes = 0;
   const cudaGraphExec_t exec =
       capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config); }, &nodes);
-  EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel";
+  if (g.config.fused_reduce == 0) EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel";
+  if (g.config.fused_reduce == 1) EXPECT_EQ(nodes, 1u) << "a fused reduce is the GEMM alone";
   ASSERT_TRUE(replays_match(exec, x, g.with_c, 20, stream_));
   cudaGraphExecDestroy(exec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SplitKRuns, ::testing::ValuesIn(split_k_graph_cases()),
                          [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
+
+// The slices summed inside the GEMM (fused_reduce=1) and by the reduce kernel (0) give the same
+// bytes: the same partial sums, added in the same slice order, with the same epilogue arithmetic
+// (epilogue_value.cuh). Whichever slice of a tile finishes last, the order does not change: run
+// twice each, and over every epilogue: C with alpha and beta, both bias dtypes, FP32 and BF16 D,
+// a batch, an odd n, clusters, more slices than k-steps.
+struct ReducePair {
+  const char* what;
+  int64_t m, n, k, batch;
+  DType out;
+  bool with_c;
+  float alpha, beta;
+  int bias;  // 0 none, 1 fp32, 2 bf16
+  uint32_t k_splits, cluster_m, cluster_n;
+};
+
+class FusedReduce : public ::testing::TestWithParam<ReducePair> {};
+
+TEST_P(FusedReduce, GivesTheReduceKernelsBytes) {
+  const ReducePair& r = GetParam();
+  cudaStream_t s = nullptr;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const auto ld = [](int64_t n, DType t) { return aligned_ld(n, t); };
+  DeviceMatrix a = make_matrix(DType::kBF16, r.m, r.k, r.batch);
+  DeviceMatrix b = make_matrix(DType::kBF16, r.n, r.k, r.batch);
+  DeviceMatrix c = make_matrix(r.out, r.m, r.n, r.batch, ld(r.n, r.out));
+  DeviceMatrix d = make_matrix(r.out, r.m, r.n, r.batch, ld(r.n + 1, r.out));
+  const DType bias_type = r.bias == 2 ? DType::kBF16 : DType::kFP32;
+  DeviceMatrix bias = make_matrix(bias_type, 1, r.n);
+  fill_uniform(a.view, fresh_seed(), s);
+  fill_uniform(b.view, fresh_seed(), s);
+  fill_uniform(c.view, fresh_seed(), s);
+  fill_uniform(bias.view, fresh_seed(), s);
+  GemmEpilogue e;
+  e.c = r.with_c ? &c.view : nullptr;
+  e.alpha = r.alpha;
+  e.beta = r.with_c ? r.beta : 1.0f;
+  if (r.bias) e.bias = {bias.view.data, bias_type, r.n};
+  std::vector<std::vector<uint8_t>> outs;
+  for (int fused : {0, 1, 0, 1}) {
+    GemmConfig cfg;
+    cfg.k_splits = r.k_splits;
+    cfg.cluster_m = r.cluster_m;
+    cfg.cluster_n = r.cluster_n;
+    cfg.fused_reduce = fused;
+    poison(d, s);
+    gemm(a.view, b.view, d.view, s, e, cfg);
+    TC_CUDA_CHECK(cudaStreamSynchronize(s));
+    EXPECT_TRUE(all_written(d, s)) << (fused ? "fused" : "reduce kernel");
+    // The whole allocation, every batch and the guards around it.
+    std::vector<uint8_t> host(d.buffer.bytes());
+    TC_CUDA_CHECK(cudaMemcpyAsync(host.data(), d.alloc_begin(), host.size(), cudaMemcpyDeviceToHost, s));
+    TC_CUDA_CHECK(cudaStreamSynchronize(s));
+    outs.push_back(std::move(host));
+  }
+  for (size_t i = 1; i < outs.size(); ++i)
+    EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size()), 0)
+        << "run " << i << " (" << (i % 2 ? "fused" : "reduce kernel") << ") differs from the reduce kernel's first";
+  TC_CUDA_CHECK(cudaStreamDestroy(s));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pairs, FusedReduce,
+    ::testing::Values(ReducePair{"bf16", 128, 4096, 7168, 1, DType::kBF16, false, 1.0f, 1.0f, 0, 3, 0, 0},
+                      ReducePair{"c_alpha_beta_bias16", 129, 2052, 4104, 1, DType::kBF16, true, 0.5f, 2.0f, 2, 4, 0, 0},
+                      ReducePair{"fp32_c_bias32", 65, 1000, 3000, 1, DType::kFP32, true, 1.0f, 0.5f, 1, 3, 0, 0},
+                      ReducePair{"batched_odd_n", 64, 1001, 2048, 3, DType::kBF16, false, 2.0f, 1.0f, 1, 2, 0, 0},
+                      ReducePair{"cluster_2x1", 255, 1100, 5000, 1, DType::kBF16, true, 1.0f, 1.0f, 0, 3, 2, 1},
+                      ReducePair{"cluster_1x2", 255, 1100, 5000, 1, DType::kFP32, false, 1.0f, 1.0f, 0, 3, 1, 2},
+                      ReducePair{"more_slices_than_k_steps", 7, 300, 136, 1, DType::kBF16, false, 1.0f, 1.0f, 0, 8, 0, 0}),
+    [](const ::testing::TestParamInfo<ReducePair>& info) { return std::string(info.param.what); });
 
 // Capturing on a stream that never ran a split call (as torch.cuda.graph does): each prepare()
 // readies one spare workspace, which the first such capture takes (no allocation in the capture);

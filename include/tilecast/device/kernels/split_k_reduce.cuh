@@ -11,6 +11,7 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/dtype.cuh"
+#include "tilecast/device/kernels/epilogue_value.cuh"
 #include "tilecast/device/kernels/split_k_reduce_params.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
@@ -47,11 +48,9 @@ __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __
 #pragma unroll
     for (uint32_t e = 0; e < kReduceVector; ++e) {
       if (e >= cols) break;
-      // The GEMM epilogue's order of operations (Epilogue::values): alpha first, then C, then bias.
-      float v = p.alpha * acc[e];
-      if constexpr (Traits::kHasC) v = fmaf(p.beta, static_cast<float>(c[e]), v);
-      if constexpr (Traits::kHasBias) v += static_cast<float>(bias[e]);
-      d[e] = static_cast<Out>(v);
+      const float c_e = Traits::kHasC ? static_cast<float>(c[e]) : 0.0f;
+      const float bias_e = Traits::kHasBias ? static_cast<float>(bias[e]) : 0.0f;
+      d[e] = static_cast<Out>(epilogue_value<Traits::kHasC, Traits::kHasBias>(acc[e], p.alpha, p.beta, c_e, bias_e));
     }
   }
 }

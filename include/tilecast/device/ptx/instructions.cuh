@@ -1,5 +1,6 @@
 // The PTX that CCCL's cuda::ptx does not wrap (CUDA 13.0): warpgroup MMA control, register
-// reallocation, stmatrix, named barriers, the TMA descriptor prefetch and grid-dependency control. Each wrapper is named after its instruction and
+// reallocation, stmatrix, named barriers and their vote, elect.sync, the TMA descriptor prefetch and
+// grid-dependency control. Each wrapper is named after its instruction and
 // says its minimum target. Everything else (TMA, mbarrier, fences, cluster barrier, special
 // registers) comes from cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
 #pragma once
@@ -113,6 +114,22 @@ TC_DEVICE TC_FORCEINLINE void griddepcontrol_wait() { asm volatile("griddepcontr
 // only thread 0 of the warpgroup takes.
 TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// barrier.red.or.pred p, id, count, q; sm_70. A barrier of `threads` threads (named barrier `id`,
+// as barrier_sync) that also returns, to every one of them, whether `pred` held in any: a
+// warpgroup's vote without a word of shared memory. Not .aligned, like barrier_sync.
+TC_DEVICE TC_FORCEINLINE bool barrier_red_or(uint32_t id, uint32_t threads, bool pred) {
+  uint32_t any;
+  asm volatile(
+      "{\n.reg .pred p, q;\n"
+      "setp.ne.u32 q, %1, 0;\n"
+      "barrier.red.or.pred p, %2, %3, q;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<uint32_t>(pred)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
 }
 
 // ld.shared.b32 / ld.shared.v2.b32 / st.shared.v2.b32 by 32-bit shared-window address; sm_20.

@@ -42,6 +42,7 @@ struct GemmSm90Config {
   static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
   static constexpr bool kSplitK = kSpec.split_k;
+  static constexpr bool kFusedReduce = kSpec.fused_reduce;
   static constexpr GemmLayout kLayout = kSpec.layout;
   static constexpr bool kSwapAB = kSpec.swap_ab;
   static constexpr OperandTile kATile = kGeo.a_tile;
@@ -90,8 +91,9 @@ struct GemmParams {
   // D itself, for the slabs the TMA cannot store (see Epilogue::store).
   void* d_ptr = nullptr;
   uint64_t ldd = 0, d_batch = 0;
-  // The swapped kernel (swap_ab) reads C and the bias from here rather than by TMA
-  // (epilogue_swapped.cuh): C has D's dtype, the bias one element per column of D.
+  // The swapped kernel (swap_ab) and the fused split-K one (fused_reduce) read C and the bias from
+  // here rather than by TMA (epilogue_swapped.cuh, epilogue_fused_split.cuh): C has D's dtype, the
+  // bias one element per column of D.
   const void* c_ptr = nullptr;
   uint64_t ldc = 0, c_batch = 0;
   const void* bias_ptr = nullptr;
@@ -100,6 +102,13 @@ struct GemmParams {
   uint32_t* unit_counter = nullptr;
   uint32_t* done_counter = nullptr;
   uint32_t total_clusters = 0;  // clusters of all launches sharing the counter
+  // Split-K reduced in the GEMM (fused_reduce): the FP32 partial sums, [k_splits][batches][m][ws_ld]
+  // as the reduce kernel reads them, and one arrival counter per (batch, tile, consumer
+  // warpgroup), zero between GEMMs (the last arrival resets its own). D, C and the bias are
+  // d_ptr, c_ptr and bias_ptr above.
+  float* workspace = nullptr;
+  uint64_t ws_ld = 0, ws_batch = 0, ws_slice = 0;
+  uint32_t* tile_counters = nullptr;
   WaitBound wait;               // bound on every barrier wait, and where a timeout is recorded
   LayoutFaultRecord* layout_fault = nullptr;  // host-mapped: where impossible group data is recorded
 };

@@ -180,15 +180,16 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.d_box = {g.slab_cols, g.slab_rows};
   g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
 
-  // The swapped kernel's epilogue reads C and the bias itself, from global memory
-  // (epilogue_swapped.cuh): no loader.
-  g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab;
+  // The swapped kernel's epilogue and the fused split-K one read C and the bias themselves, from
+  // global memory (epilogue_swapped.cuh, epilogue_fused_split.cuh): no loader.
+  g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab && !s.fused_reduce;
   g.c_box = s.has_c ? g.d_box : TmaBox{};
   g.c_narrow_box = s.has_c ? g.d_narrow_box : TmaBox{};
   // Two bias tiles: the loader fills the next tile's while the consumers read this one's.
-  g.bias_slots = s.has_bias ? 2 : 0;
-  g.bias_tile_bytes = s.has_bias ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
-  g.bias_box = s.has_bias ? TmaBox{s.block_n, 1} : TmaBox{};
+  const bool bias_by_tma = g.epilogue_loader && s.has_bias;
+  g.bias_slots = bias_by_tma ? 2 : 0;
+  g.bias_tile_bytes = bias_by_tma ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
+  g.bias_box = bias_by_tma ? TmaBox{s.block_n, 1} : TmaBox{};
 
   g.tile_slots = s.stages + 2;
   g.unit_slots = 2;
@@ -197,12 +198,14 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // Slab buffers: without C two where they fit, else one. With C as many as fit up to one per slab
   // of the warpgroup's share of a tile, so that the loader can fetch the tile's C while the main
   // loop runs (deepest_stages keeps at least two).
-  // The swapped kernel stores from registers and uses none; it keeps one (the layout's types need
-  // it; at most 16 KiB, which its narrow B tiles leave room for beside 8 stages).
-  const uint32_t wanted =
-      s.swap_ab ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
+  // The swapped and the fused split-K kernels store from registers and use none; they keep one
+  // (the layout's types need it; at most 16 KiB).
+  const bool register_epilogue = s.swap_ab || s.fused_reduce;
+  const uint32_t wanted = register_epilogue ? 1
+                          : g.epilogue_loader && s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers)
+                                                         : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
-    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, s.has_c,
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, g.epilogue_loader && s.has_c,
                                      s.type == GemmType::kKGroupedContiguous);
     if (g.smem.launch_bytes <= kSm90MaxSmemBytes || g.slab_buffers == 1) break;
   }
@@ -225,7 +228,7 @@ TC_HOST_DEVICE constexpr uint32_t deepest_stages(GemmKernelSpec s) {
     s.stages = stages;
     const GemmGeometry g = gemm_geometry(s);
     if (g.smem.launch_bytes > kSm90MaxSmemBytes) continue;
-    if (!s.has_c || g.slab_buffers >= 2) return stages;
+    if (!(g.epilogue_loader && s.has_c) || g.slab_buffers >= 2) return stages;
     if (!single_buffered) single_buffered = stages;
   }
   return single_buffered;

@@ -35,6 +35,12 @@ struct GemmKernelSpec {
   // the slices and applies the epilogue (kernels/split_k_reduce.cuh). Off, k_splits is 1 as a
   // constant, and the scheduler's slice arithmetic folds away.
   bool split_k = false;
+  // Split-K reduced inside the GEMM (with split_k; not swapped): each slice's CTA stores its FP32
+  // partial tile into the workspace from its registers and counts itself on the tile's counter;
+  // the tile's last slice to arrive sums the slices in slice order (the reduce kernel's order, so
+  // the same bits) and applies the epilogue itself (epilogue_fused_split.cuh). Such a kernel keeps
+  // D's dtype, C and the bias of the problem, and no reduce kernel runs.
+  bool fused_reduce = false;
   // How A and B are stored (gemm_layout.cuh): which operand tiles are MN-major in shared memory
   // and which of wgmma's transpose immediates are set. Dense and batched kernels only.
   GemmLayout layout = GemmLayout::kNT;
@@ -52,7 +58,7 @@ struct GemmKernelSpec {
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
-           layout == o.layout && swap_ab == o.swap_ab;
+           layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce;
   }
 };
 
@@ -128,8 +134,10 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
     return "B is N-major (layout NN or TN): block_n must be a multiple of 64 (64, 128, 192, 256)";
   if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
     return "split-K is for dense and batched GEMMs only";
-  if (s.split_k && (s.out != DType::kFP32 || s.has_c || s.has_bias))
+  if (s.split_k && !s.fused_reduce && (s.out != DType::kFP32 || s.has_c || s.has_bias))
     return "a split-K kernel stores FP32 partial sums, with no C and no bias (the reduce kernel applies them)";
+  if (s.fused_reduce && !s.split_k) return "fused_reduce reduces split-K partial sums: it needs split_k";
+  if (s.fused_reduce && s.swap_ab) return "fused_reduce is for unswapped kernels (swap_ab stores its own way)";
   if (s.split_k && s.dynamic_units) return "split-K runs without a companion launch";
   return nullptr;
 }
@@ -156,12 +164,13 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab enters only when set, so that every unswapped spec keeps the fingerprint (and the
-  // generated source, and so the JIT cache entry) it had before the field existed.
-  if (s.swap_ab) {
-    const uint32_t f = 1;  // the field's value, hashed as the others are
-    for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  }
+  // swap_ab and fused_reduce enter only when set, so that every spec without them keeps the
+  // fingerprint (and the generated source, and so the JIT cache entry) it had before the fields
+  // existed. Each enters as its own value, 1 and 2, so that the two cannot stand for each other.
+  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u};
+  for (uint32_t f : late_fields)
+    if (f)
+      for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
   return h;
 }
 
@@ -177,11 +186,20 @@ template <class Traits>
 TC_HOST_DEVICE constexpr bool swap_ab(long) {
   return false;
 }
+// Traits::kFusedReduce where the traits have it, else false (written only when set, likewise).
+template <class Traits>
+TC_HOST_DEVICE constexpr auto fused_reduce(int) -> decltype(Traits::kFusedReduce, bool()) {
+  return Traits::kFusedReduce;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr bool fused_reduce(long) {
+  return false;
+}
 }  // namespace spec_detail
 
 // The spec a generated traits struct describes: the one place the kernel reads the field names
-// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB, which
-// only swapped kernels carry, excepted).
+// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB and
+// kFusedReduce, which only the kernels that have them carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -200,6 +218,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.split_k = Traits::kSplitK;
   s.layout = Traits::kLayout;
   s.swap_ab = spec_detail::swap_ab<Traits>(0);
+  s.fused_reduce = spec_detail::fused_reduce<Traits>(0);
   return s;
 }
 
