@@ -9,7 +9,7 @@ import statistics
 import sys
 
 
-def rows_of(path):
+def rows_of(path, by_problem):
     with open(path) as f:
         doc = json.load(f)
     for r in doc["rows"]:
@@ -17,7 +17,8 @@ def rows_of(path):
         c = r["cublas"]["timing"]
         if not t.get("ran") or not c.get("ran"):
             continue
-        key = (r["suite"], r["label"], r["tilecast_config"], r.get("baseline_role", ""))
+        config = "" if by_problem else r["tilecast_config"]
+        key = (r["suite"], r["label"], config, r.get("baseline_role", ""))
         passed = r["tilecast"]["verify"].get("pass", True)
         yield key, t["median_us"], c["median_us"], passed
 
@@ -25,6 +26,8 @@ def rows_of(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--b-options", default="")
+    ap.add_argument("--by-problem", action="store_true",
+                    help="join rows by problem alone (the two sides ran different --config values)")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     sides = {"A": {}, "B": {}}
@@ -33,13 +36,12 @@ def main():
         side = os.path.basename(path)[3]
         if side not in sides or not os.path.exists(path):
             continue
-        for key, tc, cb, passed in rows_of(path):
+        for key, tc, cb, passed in rows_of(path, args.by_problem):
             if key[3]:
                 continue  # the odd rows' extra cuBLAS baselines repeat the same tilecast time
             failed += not passed
             sides[side].setdefault(key, []).append((tc, cb))
-    print(f"B = TILECAST_JIT_OPTIONS='{args.b_options}'; times: median over processes of each "
-          "process's median (us)")
+    print(f"B = {args.b_options}; times: median over processes of each process's median (us)")
     print(f"{'suite':9} {'problem':22} {'config':44} {'A us':>8} {'B us':>8} {'B/A':>6} "
           f"{'A x cuBLAS':>10} {'B x cuBLAS':>10}")
     for key in sides["A"]:
