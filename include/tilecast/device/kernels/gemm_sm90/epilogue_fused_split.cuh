@@ -33,6 +33,11 @@ class FusedSplitEpilogue {
   using Bias = pick_type<Cfg::kBiasFP32, float, __nv_bfloat16>;
   using Acc = float[Cfg::kAtomsM][Cfg::kBlockN / 2];
   static constexpr uint32_t kGroups = Cfg::kBlockN / 8;  // 8-column accumulator groups
+  // 8-column groups whose loads go out together: for the sum, a slice's partials (at most 64
+  // registers beside the accumulators: a whole 192- or 256-wide slice at once spilled 1-1.5 KiB);
+  // when D is stored, C and the bias.
+  static constexpr uint32_t kSumGroups = 8;
+  static constexpr uint32_t kStoreGroups = 4;
 
   // The signature of Epilogue's (consumer.cuh builds either): no shared memory, no descriptors.
   TC_DEVICE FusedSplitEpilogue(const GemmSm90Smem<Cfg>&, const TmaDescriptor&, const TmaDescriptor&,
@@ -43,20 +48,32 @@ class FusedSplitEpilogue {
     const GemmProblem& p = params_.problem;
     // The kernel's D group is slice * batches + batch (tile_scheduler.cuh, GroupGrid).
     const uint32_t slice = w.d_group / p.num_groups, batch = w.d_group % p.num_groups;
-    const uint64_t tile = uint64_t{batch} * params_.ws_batch + uint64_t{w.row} * params_.ws_ld + w.col;
+    // This thread's first column of the tile in the workspace, the same offset in every slice.
+    const uint64_t tile = uint64_t{batch} * params_.ws_batch + uint64_t{w.row} * params_.ws_ld + w.col + first_col();
     float* mine = params_.workspace + slice * params_.ws_slice + tile;
-    for_each_pair(w, [&](uint32_t a, uint32_t i, uint32_t row, uint32_t col) {
-      *reinterpret_cast<float2*>(mine + uint64_t{row} * params_.ws_ld + col) = make_float2(acc[a][i], acc[a][i + 1]);
+    for_each_pair(w, [&](uint32_t a, uint32_t i, uint32_t row, uint32_t j) {
+      *reinterpret_cast<float2*>(mine + row * params_.ws_ld + j * 8) = make_float2(acc[a][i], acc[a][i + 1]);
     });
     if (!last_to_arrive(counter_index(w, batch))) return;
-    for (uint32_t s = 0; s < p.k_splits; ++s) {
-      const float* partial = params_.workspace + s * params_.ws_slice + tile;
-      // One slice's loads go out together; the sum runs in slice order, from slice 0's value.
-      for_each_pair(w, [&](uint32_t a, uint32_t i, uint32_t row, uint32_t col) {
-        const float2 v = __ldcg(reinterpret_cast<const float2*>(partial + uint64_t{row} * params_.ws_ld + col));
-        acc[a][i] = s == 0 ? v.x : acc[a][i] + v.x;
-        acc[a][i + 1] = s == 0 ? v.y : acc[a][i + 1] + v.y;
-      });
+    // The sum runs in slice order, from slice 0's value. A slice's loads of up to kSumGroups
+    // groups go out together (one round trip to L2 per slice and chunk).
+#pragma unroll
+    for (uint32_t first = 0; first < kGroups; first += kSumGroups) {
+      const uint32_t end = first + kSumGroups < kGroups ? first + kSumGroups : kGroups;
+      const auto add_slice = [&](uint32_t s, bool first_slice) {
+        const float* partial = params_.workspace + s * params_.ws_slice + tile;
+        for_each_pair(
+            w,
+            [&](uint32_t a, uint32_t i, uint32_t row, uint32_t j) {
+              const float2 v = __ldcg(reinterpret_cast<const float2*>(partial + row * params_.ws_ld + j * 8));
+              acc[a][i] = first_slice ? v.x : acc[a][i] + v.x;
+              acc[a][i + 1] = first_slice ? v.y : acc[a][i + 1] + v.y;
+            },
+            first, end);
+      };
+      add_slice(0, true);
+#pragma unroll 1
+      for (uint32_t s = 1; s < p.k_splits; ++s) add_slice(s, false);
     }
     store_d(w, batch, acc);
   }
@@ -70,10 +87,12 @@ class FusedSplitEpilogue {
   TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return (thread_ / 32) * 16 + (thread_ % 32) / 4 + 8 * half; }
   TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return (thread_ % 32 % 4) * 2; }
 
-  // f(atom, accumulator index of the pair's first element, tile row, tile column) for each of this
-  // thread's pairs that starts inside the tile's rows and columns.
+  // f(atom, accumulator index of the pair's first element, tile row, 8-column group) for each of
+  // this thread's pairs that starts inside the tile's rows and columns, in groups [first, end).
+  // (The pair's column is 8 * group + first_col(): callers add first_col() to a row's base once,
+  // so that each group is an immediate offset from it.)
   template <typename F>
-  TC_DEVICE TC_FORCEINLINE void for_each_pair(const TileWork& w, F&& f) const {
+  TC_DEVICE TC_FORCEINLINE void for_each_pair(const TileWork& w, F&& f, uint32_t first = 0, uint32_t end = kGroups) const {
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
@@ -81,10 +100,8 @@ class FusedSplitEpilogue {
         const uint32_t row = warpgroup_ * Cfg::kWarpgroupM + a * kWgmmaAtomRows + atom_row(half);
         if (row >= w.rows) continue;
 #pragma unroll
-        for (uint32_t j = 0; j < kGroups; ++j) {
-          const uint32_t col = j * 8 + first_col();
-          if (col < w.cols) f(a, 4 * j + 2 * half, row, col);
-        }
+        for (uint32_t j = first; j < end; ++j)
+          if (j * 8 + first_col() < w.cols) f(a, 4 * j + 2 * half, row, j);
       }
   }
 
@@ -115,20 +132,20 @@ class FusedSplitEpilogue {
 
   // D = epilogue(sum) for the tile's elements, in D's dtype; C and the bias read from global memory.
   TC_DEVICE void store_d(const TileWork& w, uint32_t batch, const Acc& acc) const {
-    Out* d = static_cast<Out*>(params_.d_ptr) + batch * params_.d_batch + w.col;
-    const Out* c = static_cast<const Out*>(params_.c_ptr) + batch * params_.c_batch + w.col;
-    const Bias* bias = static_cast<const Bias*>(params_.bias_ptr) + w.col;
-    for_each_pair(w, [&](uint32_t a, uint32_t i, uint32_t row, uint32_t col) {
-      const uint64_t r = w.row + row;
+    Out* d = static_cast<Out*>(params_.d_ptr) + batch * params_.d_batch + uint64_t{w.row} * params_.ldd + w.col + first_col();
+    const Out* c = static_cast<const Out*>(params_.c_ptr) + batch * params_.c_batch + uint64_t{w.row} * params_.ldc + w.col +
+                   first_col();
+    const Bias* bias = static_cast<const Bias*>(params_.bias_ptr) + w.col + first_col();
+    const auto store_pair = [&](uint32_t a, uint32_t i, uint32_t row, uint32_t j) {
       // An even column of rows whose strides are multiples of 16 bytes: a pair is aligned.
-      const bool pair = col + 1 < w.cols;
+      const bool pair = j * 8 + first_col() + 1 < w.cols;
       float2 c_pair = make_float2(0.0f, 0.0f), bias_pair = make_float2(0.0f, 0.0f);
-      if constexpr (Cfg::kHasC) c_pair = load_pair(c + r * params_.ldc + col, pair);
-      if constexpr (Cfg::kHasBias) bias_pair = load_pair(bias + col, pair);
+      if constexpr (Cfg::kHasC) c_pair = load_pair(c + row * params_.ldc + j * 8, pair);
+      if constexpr (Cfg::kHasBias) bias_pair = load_pair(bias + j * 8, pair);
       constexpr bool kC = Cfg::kHasC, kBias = Cfg::kHasBias;
       const float x = epilogue_value<kC, kBias>(acc[a][i], params_.alpha, params_.beta, c_pair.x, bias_pair.x);
       const float y = epilogue_value<kC, kBias>(acc[a][i + 1], params_.alpha, params_.beta, c_pair.y, bias_pair.y);
-      Out* out = d + r * params_.ldd + col;
+      Out* out = d + row * params_.ldd + j * 8;
       if (!pair) {
         out[0] = static_cast<Out>(x);
       } else if constexpr (Cfg::kOutputFP32) {
@@ -136,7 +153,12 @@ class FusedSplitEpilogue {
       } else {
         *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(x, y);
       }
-    });
+    };
+#pragma unroll
+    for (uint32_t first = 0; first < kGroups; first += kStoreGroups) {
+      for_each_pair(w, store_pair, first, first + kStoreGroups < kGroups ? first + kStoreGroups : kGroups);
+      ptx::compiler_memory_fence();
+    }
   }
 
   // Elements `at[0]` and, with `pair`, `at[1]`, as floats.

@@ -86,6 +86,10 @@ TC_HOST_DEVICE constexpr bool is_wgmma_swap_width(uint32_t n) {
 inline constexpr uint32_t kSwapBlockM = 128;
 // The widest swapped tile: the problem's M is at most this (the widest of kWgmmaSwapWidths).
 inline constexpr uint32_t kSwapMaxM = 64;
+// The widest tile a fused split-K reduce takes: its sum holds a slice's loads beside the
+// accumulators, and wider tiles spilled (sm_90a, nvcc 13.0: 80 bytes at 64x192 and 128x176,
+// 344-1380 at 128x192 and 128x256); the planner's split plans are 64 to 144 wide.
+inline constexpr uint32_t kFusedReduceMaxBlockN = 144;
 
 TC_HOST_DEVICE constexpr bool is_cluster_shape(const ClusterShape& c) {
   for (const ClusterShape& s : kClusterShapes)
@@ -138,6 +142,7 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
     return "a split-K kernel stores FP32 partial sums, with no C and no bias (the reduce kernel applies them)";
   if (s.fused_reduce && !s.split_k) return "fused_reduce reduces split-K partial sums: it needs split_k";
   if (s.fused_reduce && s.swap_ab) return "fused_reduce is for unswapped kernels (swap_ab stores its own way)";
+  if (s.fused_reduce && s.block_n > kFusedReduceMaxBlockN) return "fused_reduce takes tiles up to 144 wide";
   if (s.split_k && s.dynamic_units) return "split-K runs without a companion launch";
   return nullptr;
 }
