@@ -193,7 +193,7 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
   c.d = descriptor(v, g.geometry.d_box, jit::TmaSwizzle::k128B);
   c.d_narrow = g.geometry.narrow_slab_cols ? descriptor(v, g.geometry.d_narrow_box, jit::TmaSwizzle::kNone) : c.d;
   c.c = c.c_narrow = c.bias = c.d;  // never read: the split kernel has no C and no bias
-  c.params.d_ptr = ws;
+  c.params.d_ptr = v.data;  // the element-by-element slabs and the swapped kernel store through it
   c.params.ldd = static_cast<uint64_t>(v.ld());
   c.params.d_batch = static_cast<uint64_t>(v.batch_step());
   call.reduce.workspace = static_cast<const float*>(v.data);

@@ -71,10 +71,12 @@ constexpr double kReduceLaunchUs = 3.0;
 constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
-// The fused reduce (GemmKernelSpec::fused_reduce): the tile's last warpgroup to arrive reads the
-// k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, one slice after the
-// other; before them, one round trip for the counter's atomic and the first slice's loads (a
-// stated figure, as the reduce kernel's launch above, to be calibrated by the splitk suite).
+// The fused reduce (GemmKernelSpec::fused_reduce) is weighed only where the caller asks for it
+// (fused_reduce=1): on the H200 it ran 3-25% slower than the reduce kernel on every split row but
+// one (64x4096x7168, 2% faster; bench/results/2026-12-02-h200-producer.md), so auto never fuses.
+// Its terms then rank the fused plans among themselves: the tile's last warpgroup to arrive reads
+// the k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, after one round
+// trip for the counter's atomic and the first loads (a stated figure).
 constexpr double kFusedReduceLatencyUs = 1.0;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
@@ -570,11 +572,9 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // A swapped tile is 128 rows over N and M rounded up to a multiple of 8 wide (or as given).
   const std::vector<uint32_t> swap_bms{kSwapBlockM};
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
-  // Where split slices are summed: by the reduce kernel, in the GEMM (fused), or both weighed.
-  // Swapped kernels store their own way and always take the reduce kernel.
-  std::vector<bool> fused_choices{false};
-  if (o.fused_reduce == 1) fused_choices = {true};
-  else if (o.fused_reduce == -1 && !swap && arch.runs_kernels) fused_choices = {false, true};
+  // Where split slices are summed: by the reduce kernel, or in the GEMM where the caller asks
+  // (kFusedReduceLatencyUs says why auto does not).
+  const std::vector<bool> fused_choices{o.fused_reduce == 1};
   for (uint32_t s : splits) {
     for (bool fused : s > 1 ? fused_choices : std::vector<bool>{false}) {
       for (uint32_t bm : swap ? swap_bms : bms)
@@ -616,7 +616,6 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::stable_sort(out.begin(), tied_end, [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
-    if (ka.fused_reduce != kb.fused_reduce) return ka.fused_reduce;  // one launch rather than two
     if (ka.cluster.size() != kb.cluster.size())
       return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
     return ka.block_m * ka.block_n > kb.block_m * kb.block_n;

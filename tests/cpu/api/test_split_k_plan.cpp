@@ -24,8 +24,8 @@ TEST(SplitKPlan, SmallMWithLongKSplits) {
     const GemmPlan p = plan_of(s[0], s[1], s[2]);
     EXPECT_GT(p.k_splits, 1u) << shape(s[0], s[1], s[2]) << ": " << p.describe();
     EXPECT_TRUE(p.main.kernel.split_k);
-    // The reduce kernel's partial sums are FP32; a fused kernel keeps D's dtype and writes D.
-    EXPECT_EQ(p.main.kernel.out, p.main.kernel.fused_reduce ? DType::kBF16 : DType::kFP32) << p.describe();
+    EXPECT_EQ(p.main.kernel.out, DType::kFP32) << "partial sums are FP32";
+    EXPECT_FALSE(p.main.kernel.fused_reduce) << "auto sums the slices with the reduce kernel";
     EXPECT_GT(p.cost.reduce_us, 0.0);
   }
 }
@@ -161,27 +161,26 @@ TEST(SplitKPlan, SpecRulesNameWhatIsWrong) {
   EXPECT_NE(spec_fingerprint(fused), spec_fingerprint([&] { GemmKernelSpec y = fused; y.fused_reduce = false; return y; }()));
 }
 
-// fused_reduce: 0 plans only the reduce kernel, 1 only the fused kernel, -1 weighs both; swapped
-// plans always take the reduce kernel; a tile grid with more counters than the workspace keeps
-// is never fused.
+// fused_reduce: 1 plans every split with the fused reduce (tiles up to 144 wide), 0 and -1 with
+// the reduce kernel (auto: the fused one measured slower); swapped plans always take the reduce
+// kernel; a tile grid with more counters than the workspace keeps is never fused.
 TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
   const GemmDesc d = dense_desc(128, 4096, 7168, 1, DType::kBF16, false);
   const DeviceFacts f = DeviceFacts::h200_model();
-  size_t fused = 0, kernel = 0;
-  for (const GemmPlan& p : rank_plans(d, f)) {
-    if (p.k_splits == 1) {
-      EXPECT_FALSE(p.main.kernel.fused_reduce);
-      continue;
-    }
-    (p.main.kernel.fused_reduce ? fused : kernel) += 1;
-  }
-  EXPECT_GT(fused, 0u) << "auto weighs the fused reduce";
-  EXPECT_GT(kernel, 0u) << "auto weighs the reduce kernel";
-  for (int choice : {0, 1}) {
+  for (int choice : {-1, 0, 1}) {
     GemmConfig o;
     o.fused_reduce = choice;
-    for (const GemmPlan& p : rank_plans(d, f, o))
-      if (p.k_splits > 1) EXPECT_EQ(p.main.kernel.fused_reduce, choice == 1) << p.describe();
+    size_t split = 0;
+    for (const GemmPlan& p : rank_plans(d, f, o)) {
+      if (p.k_splits == 1) {
+        EXPECT_FALSE(p.main.kernel.fused_reduce);
+        continue;
+      }
+      ++split;
+      EXPECT_EQ(p.main.kernel.fused_reduce, choice == 1) << p.describe();
+      if (p.main.kernel.fused_reduce) EXPECT_LE(p.main.kernel.block_n, kFusedReduceMaxBlockN) << p.describe();
+    }
+    EXPECT_GT(split, 0u) << "fused_reduce " << choice;
   }
   // m <= 16, n >= 2048: the auto rule swaps, and a swapped split takes the reduce kernel.
   const GemmPlan swapped = plan_gemm(dense_desc(1, 4096, 4096, 1, DType::kBF16, false), f);
