@@ -72,8 +72,8 @@ constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // A workspace up to this fraction of L2 is written and read back there, not through HBM.
 constexpr double kWorkspaceL2Fraction = 0.5;
 // The fused reduce (GemmKernelSpec::fused_reduce) is weighed only where the caller asks for it
-// (fused_reduce=1): on the H200 it ran 3-25% slower than the reduce kernel on every split row but
-// one (64x4096x7168, 2% faster; bench/results/2026-12-02-h200-producer.md), so auto never fuses.
+// (fused_reduce=1): on the H200 it ran 5-26% slower than the reduce kernel on every split row but
+// one, which it tied (64x4096x7168; bench/results/2026-12-02-h200-producer.md), so auto never fuses.
 // Its terms then rank the fused plans among themselves: the tile's last warpgroup to arrive reads
 // the k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, after one round
 // trip for the counter's atomic and the first loads (a stated figure).
