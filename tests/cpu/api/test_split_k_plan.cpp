@@ -110,6 +110,11 @@ TEST(SplitKPlan, BadOverridesAreRefusedByName) {
   GemmConfig with_companion = two;
   with_companion.companion = 1;
   refused(dense_desc(128, 576, 7168, 1, DType::kBF16, false), with_companion, "companion");
+  GemmConfig fused_wide = two;
+  fused_wide.fused_reduce = 1;
+  fused_wide.block_n = 192;
+  refused(dense_desc(128, 4096, 7168, 1, DType::kBF16, false), fused_wide,
+          "config: block 128x192 with 5 stages: fused_reduce takes tiles up to 144 wide");
 }
 
 // The spec's split-K rules: dense or batched, FP32 partial sums, no C, no bias, no companion.
