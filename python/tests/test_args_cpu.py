@@ -178,6 +178,10 @@ def test_config_forms():
                                multicast_a=0) == c
     assert eval("tilecast." + repr(c).partition(".")[2]) == c
     assert str(tilecast.GemmConfig()) == ""
+    fused = tilecast.GemmConfig(k_splits=3, fused_reduce=1)
+    assert (fused.k_splits, fused.fused_reduce) == (3, 1)
+    assert str(fused) == "k_splits=3,fused_reduce=1"
+    assert tilecast.parse_config(str(fused)) == fused
     with pytest.raises(TypeError):
         tilecast.GemmConfig(block=128)  # not a field
     with pytest.raises(tilecast.Error, match="frobnicate"):

@@ -160,6 +160,17 @@ def test_split_k_matches_and_is_deterministic(k_splits):
     assert torch.equal(first, second), "split-K output differs between runs"
 
 
+def test_split_k_fused_reduce_gives_the_reduce_kernels_bytes():
+    # The slices summed inside the GEMM (fused_reduce=1) or by the reduce kernel (0): same order,
+    # same arithmetic, the same bytes; with C, alpha, beta and a bias through either.
+    m, n, k = 129, 2052, 4104
+    a, b, c, bias = randn(m, k), randn(n, k), randn(m, n), randn(n)
+    outs = [tilecast.gemm_nt(a, b, c=c, bias=bias, alpha=0.5, beta=2.0,
+                             config=f"k_splits=3,fused_reduce={fused}") for fused in (0, 1)]
+    check(outs[1], 0.5 * reference(a, b) + 2.0 * c.float() + bias.float())
+    assert torch.equal(outs[0], outs[1]), "the fused reduce differs from the reduce kernel"
+
+
 def test_split_k_captured_after_prepare_on_a_fresh_stream():
     # torch.cuda.graph captures on a stream of its own: prepare() readies the workspace it takes.
     m, n, k = 65, 1000, 4104
