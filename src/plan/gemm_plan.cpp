@@ -352,7 +352,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     if (fused) {
       // The busiest tile's last warpgroups read its k_splits partials, each through its own SM.
       const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
-      c.reduce_us = kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
+      c.reduce_us =
+          kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
     } else {
       c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
     }
@@ -507,7 +508,8 @@ void check_overrides(const GemmConfig& o) {
          std::to_string(kMaxKSplits));
   if (o.k_splits > 1 && o.companion == 1) fail("k_splits " + std::to_string(o.k_splits) + " runs without a companion launch (companion=1)");
   if (o.fused_reduce < -1 || o.fused_reduce > 1)
-    fail("fused_reduce " + std::to_string(o.fused_reduce) + " is not -1 (auto), 0 (the reduce kernel) or 1 (in the GEMM)");
+    fail("fused_reduce " + std::to_string(o.fused_reduce) +
+         " is not -1 (auto), 0 (the reduce kernel) or 1 (in the GEMM)");
   if (o.fused_reduce == 1 && o.k_splits == 1)
     fail("fused_reduce=1 sums split-K slices, but k_splits=1 splits nothing (give k_splits 0 or 2.." +
          std::to_string(kMaxKSplits) + ")");
@@ -574,31 +576,29 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
   // Where split slices are summed: by the reduce kernel, or in the GEMM where the caller asks
   // (kFusedReduceLatencyUs says why auto does not).
-  const std::vector<bool> fused_choices{o.fused_reduce == 1};
+  const bool fused = o.fused_reduce == 1;
   for (uint32_t s : splits) {
-    for (bool fused : s > 1 ? fused_choices : std::vector<bool>{false}) {
-      for (uint32_t bm : swap ? swap_bms : bms)
-        for (uint32_t bn : swap ? swap_bns : bns)
-          for (const ClusterShape& cs : clusters) {
-            if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
-              continue;  // no tile wider than the problem
-            // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
-            // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
-            // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
-            // compare), though the terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2
-            // lines, which bind where the groups' boxes start off a line). What they miss there is
-            // not measured apart.
-            if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
-            if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
-              misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
-                       std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
-                       std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
-              continue;
-            }
-            if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, fused, misfit))
-              out.push_back(std::move(*plan));
+    for (uint32_t bm : swap ? swap_bms : bms)
+      for (uint32_t bn : swap ? swap_bns : bns)
+        for (const ClusterShape& cs : clusters) {
+          if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
+            continue;  // no tile wider than the problem
+          // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
+          // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
+          // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
+          // compare), though the terms put 4x1 up to 11% ahead (its B multicast to 4 saves L2
+          // lines, which bind where the groups' boxes start off a line). What they miss there is
+          // not measured apart.
+          if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
+          if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
+            misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                     std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                     std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+            continue;
           }
-    }
+          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, s > 1 && fused, misfit))
+            out.push_back(std::move(*plan));
+        }
     if (s == splits.front()) {
       first_fits = !out.empty();
       first_misfit = misfit;
@@ -633,7 +633,8 @@ uint32_t GemmPlan::workspace_ld() const { return (desc.problem.n + 3) / 4 * 4; }
 
 uint64_t GemmPlan::workspace_bytes() const {
   if (k_splits <= 1) return 0;
-  return kSplitCounterBytes + uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
+  return kSplitCounterBytes +
+         uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
 }
 
 uint64_t split_counters(const GemmProblem& p, const GemmKernelSpec& k) {

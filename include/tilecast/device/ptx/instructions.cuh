@@ -60,10 +60,6 @@ TC_DEVICE TC_FORCEINLINE void prefetch_tensormap(const void* desc) {
 // Keeps the compiler from moving accumulator registers across in-flight wgmma operations.
 TC_DEVICE TC_FORCEINLINE void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// No instruction: keeps the compiler from moving memory accesses across this point (a loop that
-// it would otherwise unroll into all of its loads first, and out of registers).
-TC_DEVICE TC_FORCEINLINE void compiler_memory_fence() { asm volatile("" ::: "memory"); }
-
 // setmaxnreg.inc.sync.aligned.u32 N / setmaxnreg.dec...; sm_90a. Moves registers between
 // warpgroups; needs a register cap at kernel entry (__launch_bounds__ with min blocks 1).
 template <uint32_t kRegs>

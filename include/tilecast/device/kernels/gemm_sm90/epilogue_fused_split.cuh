@@ -33,11 +33,9 @@ class FusedSplitEpilogue {
   using Bias = pick_type<Cfg::kBiasFP32, float, __nv_bfloat16>;
   using Acc = float[Cfg::kAtomsM][Cfg::kBlockN / 2];
   static constexpr uint32_t kGroups = Cfg::kBlockN / 8;  // 8-column accumulator groups
-  // 8-column groups whose loads go out together: for the sum, a slice's partials (at most 64
-  // registers beside the accumulators: a whole 192- or 256-wide slice at once spilled 1-1.5 KiB);
-  // when D is stored, C and the bias.
+  // 8-column groups of a slice whose partials the sum loads together: 32 registers beside the
+  // accumulators (16 groups, 64 registers, spilled 128 bytes at 128x144).
   static constexpr uint32_t kSumGroups = 8;
-  static constexpr uint32_t kStoreGroups = 4;
 
   // The signature of Epilogue's (consumer.cuh builds either): no shared memory, no descriptors.
   TC_DEVICE FusedSplitEpilogue(const GemmSm90Smem<Cfg>&, const TmaDescriptor&, const TmaDescriptor&,
@@ -154,11 +152,7 @@ class FusedSplitEpilogue {
         *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(x, y);
       }
     };
-#pragma unroll
-    for (uint32_t first = 0; first < kGroups; first += kStoreGroups) {
-      for_each_pair(w, store_pair, first, first + kStoreGroups < kGroups ? first + kStoreGroups : kGroups);
-      ptx::compiler_memory_fence();
-    }
+    for_each_pair(w, store_pair);
   }
 
   // Elements `at[0]` and, with `pair`, `at[1]`, as floats.

@@ -201,9 +201,8 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // The swapped and the fused split-K kernels store from registers and use none; they keep one
   // (the layout's types need it; at most 16 KiB).
   const bool register_epilogue = s.swap_ab || s.fused_reduce;
-  const uint32_t wanted = register_epilogue ? 1
-                          : g.epilogue_loader && s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers)
-                                                         : 2;
+  const uint32_t wanted =
+      register_epilogue ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
     g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, g.epilogue_loader && s.has_c,
                                      s.type == GemmType::kKGroupedContiguous);
