@@ -25,7 +25,7 @@ def rows_of(path, by_problem):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--b-options", default="")
+    ap.add_argument("--b-label", default="", help="what side B is, for the table's title")
     ap.add_argument("--by-problem", action="store_true",
                     help="join rows by problem alone (the two sides ran different --config values)")
     ap.add_argument("files", nargs="+")
@@ -41,7 +41,7 @@ def main():
                 continue  # the odd rows' extra cuBLAS baselines repeat the same tilecast time
             failed += not passed
             sides[side].setdefault(key, []).append((tc, cb))
-    print(f"B = {args.b_options}; times: median over processes of each process's median (us)")
+    print(f"B = {args.b_label}; times: median over processes of each process's median (us)")
     print(f"{'suite':9} {'problem':22} {'config':44} {'A us':>8} {'B us':>8} {'B/A':>6} "
           f"{'A x cuBLAS':>10} {'B x cuBLAS':>10}")
     for key in sides["A"]:

@@ -26,4 +26,4 @@ for round in $(seq 1 "${TC_AB_ROUNDS:-2}"); do
     files+=("$json")
   done
 done
-python3 scripts/ab_compare.py --b-options="TILECAST_JIT_OPTIONS='$TC_AB_OPTIONS'" "${files[@]}"
+python3 scripts/ab_compare.py --b-label="TILECAST_JIT_OPTIONS='$TC_AB_OPTIONS'" "${files[@]}"

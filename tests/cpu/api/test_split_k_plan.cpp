@@ -205,7 +205,10 @@ TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
   big.block_m = 64;
   big.block_n = 64;
   const GemmDesc large = dense_desc(8192, 8256, 8192, 1, DType::kBF16, false);
-  EXPECT_GT(split_counters(large.problem, GemmKernelSpec{64, 64, 4, {}, 1}), uint64_t{kSplitCounterSlots});
+  GemmKernelSpec tile_64x64;
+  tile_64x64.block_m = tile_64x64.block_n = 64;
+  tile_64x64.consumer_warpgroups = 1;
+  EXPECT_GT(split_counters(large.problem, tile_64x64), uint64_t{kSplitCounterSlots});
   try {
     plan_gemm(large, f, big);
     ADD_FAILURE() << "a fused reduce with too many tile counters was planned";

@@ -92,11 +92,10 @@ TEST_P(FusedReduce, GivesTheReduceKernelsBytes) {
   const ReducePair& r = GetParam();
   cudaStream_t s = nullptr;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const auto ld = [](int64_t n, DType t) { return aligned_ld(n, t); };
   DeviceMatrix a = make_matrix(DType::kBF16, r.m, r.k, r.batch);
   DeviceMatrix b = make_matrix(DType::kBF16, r.n, r.k, r.batch);
-  DeviceMatrix c = make_matrix(r.out, r.m, r.n, r.batch, ld(r.n, r.out));
-  DeviceMatrix d = make_matrix(r.out, r.m, r.n, r.batch, ld(r.n + 1, r.out));
+  DeviceMatrix c = make_matrix(r.out, r.m, r.n, r.batch, aligned_ld(r.n, r.out));
+  DeviceMatrix d = make_matrix(r.out, r.m, r.n, r.batch, aligned_ld(r.n + 1, r.out));
   const DType bias_type = r.bias == 2 ? DType::kBF16 : DType::kFP32;
   DeviceMatrix bias = make_matrix(bias_type, 1, r.n);
   fill_uniform(a.view, fresh_seed(), s);
