@@ -269,7 +269,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   }
   if (const uint64_t counters = fused ? split_counters(d.problem, k) : 0; counters > kSplitCounterSlots) {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + ": a fused reduce of " +
-             std::to_string(counters) + " tile counters, more than the workspace's " + std::to_string(kSplitCounterSlots);
+             std::to_string(counters) + " tile counters, more than the workspace's " +
+             std::to_string(kSplitCounterSlots);
     return std::nullopt;
   }
   GemmPlan plan;
