@@ -6,9 +6,9 @@
 namespace tilecast::plan {
 namespace {
 
-// SM90: 64 rows (one consumer warpgroup) and 128 (two); every wgmma width the kernel has; every
-// cluster shape it builds.
-constexpr uint32_t kSm90BlockMs[] = {64, 128};
+// SM90: 64, 128 and 192 rows (one, two and three consumer warpgroups); every wgmma width the
+// kernel has; every cluster shape it builds.
+constexpr uint32_t kSm90BlockMs[] = {64, 128, 192};
 // Four tensor cores per SM, each 512 dense BF16 FMA (1024 FLOP) per clock: 4096 FLOP per clock.
 // Check: 132 SMs x 4096 x 1830 MHz = 989.4 TFLOPS, the H100 SXM / H200 datasheet figure.
 constexpr uint32_t kSm90DenseBf16FlopsPerClock = 4096;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -45,9 +46,9 @@ constexpr double kTieFraction = 0.05;
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
 constexpr uint32_t kMaxSwizzle = 64;
-// The SM90 kernel's row blocks: 64 (one consumer warpgroup) and 128 (two), as check_overrides
-// takes them (the planner takes the arch spec's).
-constexpr uint32_t kBlockMs[] = {64, 128};
+// The SM90 kernel's row blocks: 64, 128 and 192 (one, two and three consumer warpgroups), as
+// check_overrides takes them (the planner takes the arch spec's).
+constexpr uint32_t kBlockMs[] = {64, 128, 192};
 // 64-row tiles (one consumer warpgroup) ran at about half the rate of 128-row ones on the H200
 // (issue #12: one warpgroup cannot keep the tensor cores fed between its wgmma waits).
 constexpr double kOneWarpgroupSlowdown = 2.0;
@@ -373,6 +374,22 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   return plan;
 }
 
+// 192-row tiles (three consumer warpgroups) are weighed by rule, not by cost: only where one of
+// them holds every row of a dense or batched problem that 128-row tiles split in two (128 < m <=
+// kThreeWarpgroupBlockM). Measured on the H200 (block_m=192 against block_m=128, the rest the
+// planner's, two rounds each; bench/results/2026-12-02-h200-tall-tiles.md): 129x24577x1536 ran
+// in 34.6 us against 43.7 (one wave of 192x192 for two of 128x192), 129x2052x7168 tied (28.6
+// against 28.1); wherever m > 192 they lost 1-22% (8192^3 by 5.7%, 4096x2112x7168 by 14%,
+// 4096x576x7168 by 22%), as much where their terms said they would win by up to 16%, but
+// 4095x7167x4104 (2% faster). What the terms miss there is not measured apart.
+bool weighs_block_m(const GemmDesc& d, uint32_t bm) {
+  if (bm != kThreeWarpgroupBlockM) return true;
+  const GemmProblem& p = d.problem;
+  constexpr uint32_t kTwoWarpgroupRows = 2 * kWgmmaAtomRows;
+  return (p.type == GemmType::kNormal || p.type == GemmType::kBatched) && p.m > kTwoWarpgroupRows &&
+         p.m <= kThreeWarpgroupBlockM;
+}
+
 // Rows of a typical group: where they fit 64, a 128-row block only computes padding.
 uint32_t typical_rows(const GemmDesc& d) {
   const GemmProblem& p = d.problem;
@@ -476,7 +493,7 @@ GemmDesc kgrouped_desc(int64_t m, int64_t n, int64_t k, int64_t groups, DType ou
 void check_overrides(const GemmConfig& o) {
   const auto fail = [](const std::string& what) { throw Error("config: " + what); };
   if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs))
-    fail("block_m " + std::to_string(o.block_m) + " is not 64 or 128 (0: the planner's choice)");
+    fail("block_m " + std::to_string(o.block_m) + " is not 64, 128 or 192 (0: the planner's choice)");
   if (o.swap_ab < -1 || o.swap_ab > 1)
     fail("swap_ab " + std::to_string(o.swap_ab) + " is not -1 (auto), 0 (off) or 1 (on)");
   if (o.swap_ab == 1) {
@@ -534,7 +551,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
   else if (typical_rows(d) <= arch.block_ms.front()) bms = {arch.block_ms.front()};
-  else bms.assign(arch.block_ms.begin(), arch.block_ms.end());
+  else std::ranges::copy_if(arch.block_ms, std::back_inserter(bms), [&](uint32_t bm) { return weighs_block_m(d, bm); });
   if (o.block_n) bns = {o.block_n};
   else bns.assign(arch.block_ns.begin(), arch.block_ns.end());
   std::vector<ClusterShape> clusters;

@@ -24,10 +24,11 @@ GemmKernelSpec spec(uint32_t bm, uint32_t bn, uint32_t stages, DType out = DType
 GemmDesc dense(uint32_t m, uint32_t n, uint32_t k) { return dense_desc(m, n, k, 1, DType::kBF16, false); }
 
 TEST(GemmGeometry, LayoutIsAlignedDisjointAndFitsItsLaunchBytes) {
-  for (uint32_t bm : {64u, 128u})
+  for (uint32_t bm : {64u, 128u, kThreeWarpgroupBlockM})
     for (uint32_t bn : kWgmmaBF16Widths)
       for (DType out : {DType::kBF16, DType::kFP32})
         for (GemmType type : {GemmType::kNormal, GemmType::kKGroupedContiguous}) {
+          if (bm == kThreeWarpgroupBlockM && (bn > kThreeWarpgroupMaxBlockN || type != GemmType::kNormal)) continue;
           GemmKernelSpec s = spec(bm, bn, 2, out);
           s.type = type;
           const uint32_t deepest = deepest_stages(s);
@@ -89,8 +90,9 @@ TEST(GemmGeometry, BoxesAndSlabsFollowTheTile) {
 TEST(GemmGeometry, EveryKernelHoldsOneCtaPerSm) {
   // The occupancy probe (src/api/occupancy_probe.cu) relies on it: a second CTA's registers
   // would not fit beside the first.
-  for (uint32_t bm : {64u, 128u})
+  for (uint32_t bm : {64u, 128u, kThreeWarpgroupBlockM})
     for (uint32_t bn : kWgmmaBF16Widths) {
+      if (bm == kThreeWarpgroupBlockM && bn > kThreeWarpgroupMaxBlockN) continue;
       const GemmGeometry g = gemm_geometry(spec(bm, bn, 4));
       EXPECT_GT(uint64_t{g.launch_registers} * g.threads, kSm90RegistersPerSm / 2) << bm;
       // setmaxnreg only moves the registers the CTA was launched with.
@@ -98,7 +100,10 @@ TEST(GemmGeometry, EveryKernelHoldsOneCtaPerSm) {
                 uint64_t{g.launch_registers} * g.threads)
           << bm << "x" << bn << ": setmaxnreg's split must fit the CTA's registers";
       EXPECT_GE(g.producer_registers, 56u) << bm << "x" << bn;
-      EXPECT_GE(g.consumer_registers, g.accumulators + 96) << bm << "x" << bn << ": room beside the accumulators";
+      // Three consumer warpgroups leave less room: 56 registers beside 96 accumulators at 192x192
+      // compiled without spills (test_kernel_variants.cpp compiles every width).
+      const uint32_t room = bm == kThreeWarpgroupBlockM ? 56 : 96;
+      EXPECT_GE(g.consumer_registers, g.accumulators + room) << bm << "x" << bn << ": room beside the accumulators";
       EXPECT_EQ(g.producer_registers % 8, 0u);
       EXPECT_EQ(g.consumer_registers % 8, 0u);
     }
@@ -197,6 +202,38 @@ TEST(GemmPlanner, AnchorShapeTakesTheMeasuredBestConfig) {
   EXPECT_EQ(p.schedule.cluster, (ClusterShape{1, 1}));
   EXPECT_GT(p.cost.ingress_us, p.cost.mma_us) << "128x256 brings 48 KiB per 1024 MMA clocks";
   EXPECT_DOUBLE_EQ(p.cost.total_us, p.cost.ingress_us);
+}
+
+// 192-row tiles are weighed only where one holds every row that 128-row tiles split in two
+// (gemm_plan.cpp, weighs_block_m): measured faster there (129x24577x1536), slower wherever m > 192.
+TEST(GemmPlanner, TallTilesOnlyWhereOneHoldsEveryRow) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  GemmDesc odd = dense(129, 24577, 1536);
+  assume_padded_rows(odd);
+  const GemmPlan p = plan_gemm(odd, h200);
+  EXPECT_EQ(p.main.kernel.block_m, kThreeWarpgroupBlockM) << p.describe();
+  EXPECT_EQ(p.main.kernel.consumer_warpgroups, 3u);
+  EXPECT_LE(p.main.kernel.block_n, kThreeWarpgroupMaxBlockN);
+  const auto weighs_tall = [&](const GemmDesc& d) {
+    for (const GemmPlan& q : rank_plans(d, h200))
+      if (q.main.kernel.block_m == kThreeWarpgroupBlockM) return true;
+    return false;
+  };
+  EXPECT_TRUE(weighs_tall(dense(192, 4096, 7168)));
+  EXPECT_TRUE(weighs_tall(dense_desc(160, 4096, 4096, 2, DType::kBF16, false))) << "batched too";
+  for (const uint32_t m : {64u, 128u, 193u, 255u, 333u, 4096u, 8192u})
+    EXPECT_FALSE(weighs_tall(dense(m, 4096, 4096))) << m;
+  EXPECT_FALSE(weighs_tall(mgrouped_masked_desc(160, 4096, 4096, 4, 160, DType::kBF16))) << "grouped: never";
+  // Forced, they plan wherever the kernel can run, and are refused by name where it cannot.
+  GemmConfig tall;
+  tall.block_m = kThreeWarpgroupBlockM;
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, tall).main.kernel.block_m, kThreeWarpgroupBlockM);
+  tall.block_n = 256;
+  EXPECT_NE(error_of(dense(8192, 8192, 8192), tall).find("a 192-row tile is at most 192 wide"), std::string::npos)
+      << error_of(dense(8192, 8192, 8192), tall);
+  tall.block_n = 0;
+  const std::string grouped = error_of(mgrouped_masked_desc(160, 4096, 4096, 4, 160, DType::kBF16), tall);
+  EXPECT_NE(grouped.find("192-row tiles are for dense and batched GEMMs"), std::string::npos) << grouped;
 }
 
 TEST(GemmPlanner, RowsOffALineCostTwoLinesAndAreMulticast) {

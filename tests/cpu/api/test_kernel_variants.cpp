@@ -164,6 +164,18 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
             variant_config(128, bn, cs, 1));
       }
     }
+  // 192-row tiles (three consumer warpgroups of 152 registers; dense and batched only): every width
+  // they take, the output and epilogue taking turns, and the dynamic-unit kernel at the widest.
+  int rotate_tall = 0;
+  for (uint32_t bn : kWgmmaBF16Widths)
+    for (int turn = 0; turn < 2; ++turn, ++rotate_tall) {
+      const Epi& e = kEpilogues[rotate_tall % 4];
+      add(variant_desc(GemmType::kNormal, rotate_tall / 4 % 2 ? DType::kFP32 : DType::kBF16, e.c, e.bias,
+                       rotate_tall % 2 ? DType::kBF16 : DType::kFP32, turn ? 2 : 1),
+          variant_config(kThreeWarpgroupBlockM, bn, kClusterShapes[rotate_tall % 6]));
+    }
+  add(variant_desc(GemmType::kNormal, DType::kFP32, true, false, DType::kFP32, 1),
+      variant_config(kThreeWarpgroupBlockM, kThreeWarpgroupMaxBlockN, {2, 2}, 1));
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   uint32_t of_type[5] = {};
   for (const GemmKernelSpec& k : specs) ++of_type[static_cast<uint32_t>(k.type)];
@@ -176,7 +188,7 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
 // The NN, TN and TT kernels (MN-major operand tiles, wgmma's transpose immediates, one TMA box per
 // 64 rows of an MN-major tile): every tile shape each layout allows, with the epilogues, output
 // dtypes, cluster shapes and dense/batched taking turns, then the register edges (the widest
-// tile each epilogue allows, FP32 out) and the dynamic-unit kernels of the companion.
+// tile each epilogue allows, FP32 out), the dynamic-unit kernels of the companion and 192-row tiles.
 TEST(KernelVariants, LayoutsCompileWithoutLocalMemory) {
   const auto dir = own_cache_dir("tilecast-layout-variants");
   std::vector<WarmItem> items;
@@ -202,6 +214,8 @@ TEST(KernelVariants, LayoutsCompileWithoutLocalMemory) {
     add(layout, 128, 256, DType::kFP32, {true, true}, 1, {2, 2});
     add(layout, 128, 256, DType::kBF16, {true, false}, 1, {4, 1}, 1);
     add(layout, 128, 256, DType::kBF16, {false, false}, 1, {1, 4}, 1);
+    add(layout, kThreeWarpgroupBlockM, kThreeWarpgroupMaxBlockN, DType::kFP32, {true, true}, 1, {2, 1});
+    add(layout, kThreeWarpgroupBlockM, 128, DType::kBF16, {false, false}, 2, {1, 2});
   }
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   uint32_t of_layout[4] = {};

@@ -350,7 +350,7 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
     return refused(x, [&](CallArgs& y) { change(y.config); }, message);
   };
   expect_refused({
-      config([](GemmConfig& c) { c.block_m = 96; }, "config: block_m 96 is not 64 or 128 (0: the planner's choice)"),
+      config([](GemmConfig& c) { c.block_m = 96; }, "config: block_m 96 is not 64, 128 or 192 (0: the planner's choice)"),
       config([](GemmConfig& c) { c.block_n = 100; },
              "config: block_n 100 is not a tile width the kernel has (64, 96, 128, 144, 176, 192, 256)"),
       config([](GemmConfig& c) { c.block_k = 128; }, "config: block_k 128 is not 64 (BF16's)"),

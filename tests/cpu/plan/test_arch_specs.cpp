@@ -36,7 +36,7 @@ std::string error_of(const GemmDesc& d, const DeviceFacts& f, const GemmConfig& 
 TEST(ArchSpecs, Sm90SpecIsTodaysRules) {
   const ArchSpec& a = arch_spec(Arch::kSM90);
   EXPECT_TRUE(a.runs_kernels);
-  EXPECT_TRUE(std::equal(a.block_ms.begin(), a.block_ms.end(), std::vector<uint32_t>{64, 128}.begin()));
+  EXPECT_TRUE(std::equal(a.block_ms.begin(), a.block_ms.end(), std::vector<uint32_t>{64, 128, 192}.begin()));
   EXPECT_TRUE(std::ranges::equal(a.block_ns, kWgmmaBF16Widths));
   EXPECT_TRUE(std::ranges::equal(a.clusters, kClusterShapes));
   EXPECT_EQ(a.cluster_tie, ClusterTie::kSmaller);

@@ -60,6 +60,24 @@ std::vector<GemmCase> correctness_cases() {
       c.with_c = variant >= 2;
       out.push_back(c);
     }
+  // 192-row tiles (three consumer warpgroups): 129 rows (one tile where 128-row tiles take two),
+  // 385 (a last tile of one row), 1000 (partial row and column tiles), batched; each cluster shape
+  // (a partial cluster of 2 and 4 along M: 3 and 6 row blocks), both outputs with and without C,
+  // and the narrow last slab of 176-wide tiles.
+  const GemmCase tall[] = {{"tile192_m129", 129, 1000, 320}, {"tile192_m385", 385, 704, 256},
+                           {"tile192_partial", 1000, 700, 200}, {"tile192_batched", 300, 520, 136, 3}};
+  uint32_t turn = 0;
+  for (const ClusterShape& cs : kClusterShapes)
+    for (const GemmCase& s : tall) {
+      GemmCase c = with_tiles(s, cs);
+      const uint32_t variant = turn++;
+      c.config.block_m = 192;
+      c.config.block_n = variant % 3 == 0 ? 192 : variant % 3 == 1 ? 128 : 176;
+      c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      c.with_c = (variant & 2) != 0;
+      c.with_bias = variant % 5 == 0;
+      out.push_back(c);
+    }
   return out;
 }
 
@@ -89,6 +107,14 @@ std::vector<GemmCase> companion_cases() {
       c.with_c = true;
       out.push_back(c);
     }
+  // The dynamic-unit kernel with 192-row tiles.
+  for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{1, 4}}) {
+    GemmCase c = with_tiles({"tile192_companion", 1000, 1320, 200}, cs);
+    c.config.block_m = 192;
+    c.config.block_n = 192;
+    c.config.companion = 1;
+    out.push_back(c);
+  }
   GemmCase heavy = with_tiles({"odd_wide_tile_fp32_bias", 1000, 1320, 200}, {1, 4});
   heavy.config.block_n = 256;
   heavy.config.companion = 1;
@@ -249,11 +275,13 @@ std::vector<GemmCase> layout_cases() {
         if (std::string(s.what) == "layout_padded") c.row_padding = kRowPadding;
         out.push_back(c);
       }
-    // Other tiles: 64 rows (one consumer warpgroup), 64 / 192 / 256 columns (one, three and four
-    // boxes of an N-major B), and with B K-major a 144-wide tile (its narrow last slab).
+    // Other tiles: 64 and 192 rows (one and three consumer warpgroups; an M-major A in one and
+    // three boxes), 64 / 192 / 256 columns (one, three and four boxes of an N-major B), and with B
+    // K-major a 144-wide tile (its narrow last slab).
     const bool n_major = b_mn_major(layout);
     for (const auto& [bm, bn] : {std::pair{64u, 128u}, std::pair{128u, 64u}, std::pair{128u, 192u},
-                                 std::pair{128u, 256u}, std::pair{128u, n_major ? 128u : 144u}}) {
+                                 std::pair{128u, 256u}, std::pair{128u, n_major ? 128u : 144u},
+                                 std::pair{192u, 128u}, std::pair{192u, 192u}}) {
       for (int variant = 0; variant < 2; ++variant) {
         GemmCase c = with_tiles({"layout_tiles", 1000, 1320, 264}, variant ? ClusterShape{2, 1} : ClusterShape{1, 2});
         c.layout = layout;

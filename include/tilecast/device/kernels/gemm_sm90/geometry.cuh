@@ -153,9 +153,14 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // 56 or 88 (a producer of 56 spilled at 128x128 with dynamic units in clusters of 4: the
   // scheduler's peer masks and the rings' barrier addresses).
   constexpr uint32_t kSmallAccumulators = 64;
+  // Three: 512 threads launch with 128 each; the consumers take 152 and leave the producer 56.
   if (s.consumer_warpgroups == 1) {
     g.consumer_registers = 256;
     g.producer_registers = 56;
+  } else if (s.consumer_warpgroups == 3) {
+    g.consumer_registers = 152;
+    const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
+    g.producer_registers = left / kWarpgroupThreads / 8 * 8;
   } else {
     g.consumer_registers = g.accumulators <= kSmallAccumulators ? 208 : 224;
     const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;

@@ -7,7 +7,7 @@
 
 namespace tilecast {
 
-// At most two consumer warpgroups (gemm_spec_error), so ids 1 and 2 are theirs.
+// At most three consumer warpgroups (gemm_spec_error), so ids 1 to 3 are theirs.
 enum class NamedBarrier : uint32_t { kFirstConsumerWarpgroup = 1 };
 
 }  // namespace tilecast

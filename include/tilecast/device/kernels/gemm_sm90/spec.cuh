@@ -16,7 +16,7 @@
 namespace tilecast {
 
 struct GemmKernelSpec {
-  uint32_t block_m = 128;            // tile rows: 64 per consumer warpgroup
+  uint32_t block_m = 128;            // tile rows: 64 per consumer warpgroup (64, 128 or 192)
   uint32_t block_n = 128;            // tile columns: one of kWgmmaBF16Widths
   uint32_t stages = 4;               // depth of the operand ring
   ClusterShape cluster{};            // CTAs along M x along N
@@ -86,6 +86,12 @@ TC_HOST_DEVICE constexpr bool is_wgmma_swap_width(uint32_t n) {
 inline constexpr uint32_t kSwapBlockM = 128;
 // The widest swapped tile: the problem's M is at most this (the widest of kWgmmaSwapWidths).
 inline constexpr uint32_t kSwapMaxM = 64;
+// Tiles of 192 rows: three consumer warpgroups of 64, for problems a little over 128 rows (129:
+// one tile where 128-row tiles take two, the second for one row). Four warpgroups of 128 threads
+// leave each consumer 152 registers (geometry.cuh), so the tile is at most 192 wide (96
+// accumulators a thread).
+inline constexpr uint32_t kThreeWarpgroupBlockM = 192;
+inline constexpr uint32_t kThreeWarpgroupMaxBlockN = 192;
 // The widest tile a fused split-K reduce takes: its sum holds a slice's loads beside the
 // accumulators, and wider tiles spilled (sm_90a, nvcc 13.0: 80 bytes at 64x192 and 128x176,
 // 344-1380 at 128x192 and 128x256); the planner's split plans are 64 to 144 wide.
@@ -110,7 +116,12 @@ TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
 // Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
 // geometry's to check: gemm_geometry_error in geometry.cuh.)
 TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
-  if (s.block_m != 64 && s.block_m != 128) return "block_m must be 64 or 128";
+  if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM) return "block_m must be 64, 128 or 192";
+  if (s.block_m == kThreeWarpgroupBlockM) {
+    if (s.type != GemmType::kNormal && s.type != GemmType::kBatched)
+      return "192-row tiles are for dense and batched GEMMs only";
+    if (s.block_n > kThreeWarpgroupMaxBlockN) return "a 192-row tile is at most 192 wide (its consumers hold 152 registers)";
+  }
   if (s.swap_ab) {
     if (const char* e = swap_ab_error(s)) return e;
   } else if (!is_wgmma_width(s.block_n)) {
