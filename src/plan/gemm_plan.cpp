@@ -12,7 +12,8 @@
 // The estimate is the largest of the MMA, ingress, L2 and HBM times, times the charges for what
 // those terms were measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
 // The cheapest plan wins, and within 5% (kTieFraction) fewer split-K slices, then the smaller
-// cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the wider tile.
+// cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the smaller MMA
+// makespan (kTieFraction says why), then the wider tile.
 // Every rate is the device's (device_facts.hpp), every tile and cluster the arch spec's
 // (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
@@ -39,8 +40,12 @@ constexpr double kAlongNSlowdown = 1.05;
 // Plans within this fraction of the cheapest count as ties: the model's terms met the sweep's
 // measured times within about 5% (clusters of 4 on 4095x7167x4104 5% slower than their ingress
 // term, 2x1 4% faster than its L2 term; the timing loop's own noise 1-2%), so it cannot rank
-// closer plans, and the tie order below (fewer splits, the smaller cluster, the wider tile)
-// decides. With 2% the sweep's pick missed the best by 5-9% on 4095x7167x4104 and 128x2112x7168.
+// closer plans, and the tie order below (fewer splits, the smaller cluster, the smaller MMA
+// makespan, the wider tile) decides. With 2% the sweep's pick missed the best by 5-9% on
+// 4095x7167x4104 and 128x2112x7168. The MMA makespan comes before the tile's width because where
+// HBM binds every tile ties, and the widest was the slowest of them: 150x32768x512 in 24.8 us with
+// 192x192 (1.3 waves) against 20.3 with 192x128, the smallest makespan; masked 6 x ~20 rows 2.6-8%
+// faster with 64x144/176/192 than the 64x192/256 they had (bench/results/2026-12-02-h200-tall-tiles.md).
 constexpr double kTieFraction = 0.05;
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
@@ -635,6 +640,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
     if (ka.cluster.size() != kb.cluster.size())
       return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
+    if (a.cost.mma_us != b.cost.mma_us) return a.cost.mma_us < b.cost.mma_us;
     return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
   });
   if (o.companion == 1)

@@ -5,7 +5,9 @@
 // ingress (no multicast credit) and L2 lines (gemm_plan.cpp): clusters of 2 became 1x1 where the
 // measured times tie (bench/results/2026-12-01-h200-multicast.md, the sweep), masked 6x1024 the
 // 1x1 that ran 10% faster than the 2x1 recorded before, and three small-M rows other tiles
-// (with ties widened to 5%: kTieFraction).
+// (with ties widened to 5%: kTieFraction); then when ties went to the smaller MMA makespan before
+// the wider tile: three rows here (128x24576x1536 and masked 6x20 measured faster with their new
+// tiles, 128x7168x16384 no slower; bench/results/2026-12-02-h200-tall-tiles.md).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -44,9 +46,9 @@ const std::vector<Recorded>& recorded() {
       {"4096x7168x2048", dense(4096, 7168, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 145.3},
       {"128x2112x7168", dense(128, 2112, 7168), "128x64x64 stages 8 cluster 1x1 mc AB clusters 132 split-K 4", 12.6},
       {"128x576x7168", dense(128, 576, 7168), "128x64x64 stages 8 cluster 1x1 mc AB clusters 108 split-K 12", 6.6},
-      {"128x24576x1536", dense(128, 24576, 1536), "128x256x64 stages 4 cluster 1x1 mc AB clusters 96", 19.6},
+      {"128x24576x1536", dense(128, 24576, 1536), "128x192x64 stages 5 cluster 1x1 mc AB clusters 128", 19.6},
       {"128x32768x512", dense(128, 32768, 512), "128x256x64 stages 4 cluster 1x1 mc AB clusters 128", 10.0},
-      {"128x7168x16384", dense(128, 7168, 16384), "128x144x64 stages 6 cluster 1x1 mc AB clusters 100 split-K 2", 63.0},
+      {"128x7168x16384", dense(128, 7168, 16384), "128x128x64 stages 6 cluster 1x1 mc AB clusters 112 split-K 2", 61.8},
       {"128x4096x7168", dense(128, 4096, 7168), "128x96x64 stages 7 cluster 1x1 mc AB clusters 129 split-K 3", 18.9},
       {"128x7168x2048", dense(128, 7168, 2048), "128x64x64 stages 8 cluster 1x1 mc AB clusters 112", 10.4},
       {"mgrouped 4x8192 6144x7168", mgrouped(4, 8192, 6144, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 3415.3},
@@ -60,7 +62,7 @@ const std::vector<Recorded>& recorded() {
       {"masked 32x192", masked(32, 192), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 581.3},
       {"masked 6x1024", masked(6, 1024), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 415.2},
       {"masked 32x20", masked(32, 20), "64x256x64 stages 5 cluster 1x1 mc AB clusters 132", 450.6},
-      {"masked 6x20", masked(6, 20), "64x192x64 stages 6 cluster 1x1 mc AB clusters 132", 84.5},
+      {"masked 6x20", masked(6, 20), "64x176x64 stages 7 cluster 1x1 mc AB clusters 132", 84.5},
   };
   return r;
 }

@@ -116,11 +116,13 @@ TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
 // Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
 // geometry's to check: gemm_geometry_error in geometry.cuh.)
 TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
-  if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM) return "block_m must be 64, 128 or 192";
+  if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM)
+    return "block_m must be 64, 128 or 192";
   if (s.block_m == kThreeWarpgroupBlockM) {
     if (s.type != GemmType::kNormal && s.type != GemmType::kBatched)
       return "192-row tiles are for dense and batched GEMMs only";
-    if (s.block_n > kThreeWarpgroupMaxBlockN) return "a 192-row tile is at most 192 wide (its consumers hold 152 registers)";
+    if (s.block_n > kThreeWarpgroupMaxBlockN)
+      return "a 192-row tile is at most 192 wide (its consumers hold 152 registers)";
   }
   if (s.swap_ab) {
     if (const char* e = swap_ab_error(s)) return e;
