@@ -5,7 +5,9 @@
 // thread owns four adjacent columns of one row: it reads them with one 16-byte load per slice
 // (ld is a multiple of 4 and the workspace 256-byte aligned, so every such load is aligned) and
 // sums the slices in slice order, always, so that the same input gives the same bits run after
-// run; no atomics. A row's last columns past a multiple of 4 go element by element.
+// run (and the fused reduce's bits: epilogue_fused_split.cuh); no atomics. The loads of up to
+// kReduceLoadsInFlight slices are issued before any of them is summed. A row's last columns past a
+// multiple of 4 go element by element.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -16,6 +18,12 @@
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
+
+// Slices whose loads a thread has in flight at once before it sums them (in slice order): with one
+// at a time each thread waited out a round trip per slice, and the reduce of 255x576x7168's 12
+// slices ran 7% slower end to end (8 slices of 129x2052x7168 5%; A/B on the H200,
+// bench/results/2026-12-02-h200-tall-tiles.md).
+inline constexpr uint32_t kReduceLoadsInFlight = 8;
 
 template <class Traits>
 __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __grid_constant__ SplitKReduceParams p) {
@@ -33,12 +41,19 @@ __global__ void __launch_bounds__(kReduceThreads) split_k_reduce_kernel(const __
     const uint32_t batch = static_cast<uint32_t>(row_index / p.m);
     const float* src = p.workspace + batch * p.ws_batch + row * p.ws_ld + col;
     float4 sum = *reinterpret_cast<const float4*>(src);
-    for (uint32_t s = 1; s < p.k_splits; ++s) {
-      const float4 v = *reinterpret_cast<const float4*>(src + s * p.ws_slice);
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
+    for (uint32_t first = 1; first < p.k_splits; first += kReduceLoadsInFlight) {
+      float4 v[kReduceLoadsInFlight];
+#pragma unroll
+      for (uint32_t j = 0; j < kReduceLoadsInFlight; ++j)
+        if (first + j < p.k_splits) v[j] = *reinterpret_cast<const float4*>(src + (first + j) * p.ws_slice);
+#pragma unroll
+      for (uint32_t j = 0; j < kReduceLoadsInFlight; ++j) {
+        if (first + j >= p.k_splits) break;
+        sum.x += v[j].x;
+        sum.y += v[j].y;
+        sum.z += v[j].z;
+        sum.w += v[j].w;
+      }
     }
     const float acc[kReduceVector] = {sum.x, sum.y, sum.z, sum.w};
     Out* d = static_cast<Out*>(p.d) + batch * p.d_batch + row * p.ldd + col;
