@@ -152,8 +152,9 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // accumulators need it, 208 where they hold at most 64, and the producer warpgroup the rest:
   // 56 or 88 (a producer of 56 spilled at 128x128 with dynamic units in clusters of 4: the
   // scheduler's peer masks and the rings' barrier addresses).
+  // Three (192-row tiles): 512 threads launch with 128 each; the consumers take 152 and leave the
+  // producer 56.
   constexpr uint32_t kSmallAccumulators = 64;
-  // Three: 512 threads launch with 128 each; the consumers take 152 and leave the producer 56.
   if (s.consumer_warpgroups == 1) {
     g.consumer_registers = 256;
     g.producer_registers = 56;
