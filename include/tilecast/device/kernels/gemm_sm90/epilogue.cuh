@@ -20,6 +20,7 @@
 #include <cuda/ptx>
 #include <cuda_bf16.h>
 
+#include "tilecast/device/kernels/gemm_sm90/accumulator_layout.cuh"
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/device/kernels/gemm_sm90/epilogue_loader.cuh"
 #include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
@@ -205,10 +206,9 @@ class Epilogue {
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
   }
 
-  // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom.
-  TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return (thread_ / 32) * 16 + (thread_ % 32) / 4 + 8 * half; }
-  // Column of accumulator e (0, 1) of 8-column group j within its group: this thread's pair.
-  TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return (thread_ % 32 % 4) * 2; }
+  // This thread's accumulator rows and columns in the atom (accumulator_layout.cuh).
+  TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return acc_atom_row(thread_, half); }
+  TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return acc_first_col(thread_); }
 
   // Byte offset of 16-byte chunk `chunk` of slab row `row`: in the 128-byte swizzle of tma_d's
   // box, or (narrow) in plain rows of the narrow last slab, tma_d_narrow's unswizzled box.

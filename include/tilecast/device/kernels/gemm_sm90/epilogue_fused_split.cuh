@@ -20,6 +20,7 @@
 #include <cuda_bf16.h>
 
 #include "tilecast/device/kernels/epilogue_value.cuh"
+#include "tilecast/device/kernels/gemm_sm90/accumulator_layout.cuh"
 #include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
@@ -80,10 +81,9 @@ class FusedSplitEpilogue {
   TC_DEVICE void drain() {}
 
  private:
-  // Row of accumulator half h (0: rows 0-7, 1: rows 8-15 of the warp's 16) within the 64-row atom,
-  // and the first column of this thread's pair in each 8-column group (as Epilogue's).
-  TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return (thread_ / 32) * 16 + (thread_ % 32) / 4 + 8 * half; }
-  TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return (thread_ % 32 % 4) * 2; }
+  // This thread's accumulator rows and columns in the atom (accumulator_layout.cuh).
+  TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return acc_atom_row(thread_, half); }
+  TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return acc_first_col(thread_); }
 
   // f(atom, accumulator index of the pair's first element, tile row, 8-column group) for each of
   // this thread's pairs that starts inside the tile's rows and columns, in groups [first, end).

@@ -3,7 +3,7 @@
 // threads of a tile cover each of its elements exactly once (tests/cpu/api/test_swap_ab.cpp).
 #pragma once
 
-#include "tilecast/device/common.cuh"
+#include "tilecast/device/kernels/gemm_sm90/accumulator_layout.cuh"
 
 namespace tilecast {
 
@@ -13,13 +13,11 @@ struct SwappedAccPosition {
   uint32_t row, col, index;
 };
 
-// wgmma's accumulator layout (ptx/wgmma_bf16.cuh): for 8-column group j, index 4j + 2 half + e
-// is row lane / 4 + 16 warp + 8 half of the atom, column 8j + 2 (lane % 4) + e.
+// The unswapped position of the accumulator (accumulator_layout.cuh), read as the swapped tile's.
 TC_HOST_DEVICE constexpr SwappedAccPosition swapped_acc_position(uint32_t warpgroup_m, uint32_t warpgroup,
                                                                  uint32_t thread, uint32_t atom, uint32_t j,
                                                                  uint32_t half, uint32_t e) {
-  const uint32_t lane = thread % 32;
-  return {warpgroup * warpgroup_m + atom * 64 + (thread / 32) * 16 + lane / 4 + 8 * half, j * 8 + (lane % 4) * 2 + e,
+  return {warpgroup * warpgroup_m + atom * 64 + acc_atom_row(thread, half), j * 8 + acc_first_col(thread) + e,
           4 * j + 2 * half + e};
 }
 
