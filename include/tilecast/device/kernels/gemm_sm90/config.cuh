@@ -38,6 +38,10 @@ struct GemmSm90Config {
   static constexpr bool kHasBias = kSpec.has_bias;
   static constexpr bool kBiasFP32 = kSpec.bias_type == DType::kFP32;
   static constexpr bool kEpilogueLoader = kGeo.epilogue_loader;
+  // C and the bias by TMA, through the epilogue loader (the swapped and fused split-K epilogues
+  // read them from global memory instead).
+  static constexpr bool kLoadsC = kEpilogueLoader && kHasC;
+  static constexpr bool kLoadsBias = kEpilogueLoader && kHasBias;
   static constexpr GemmType kGemmType = kSpec.type;
   static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;

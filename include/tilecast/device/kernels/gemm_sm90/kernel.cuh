@@ -40,19 +40,17 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_d);
     if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);
-    // C and the bias come by TMA only through the epilogue loader (the swapped and fused split-K
-    // epilogues read them from global memory).
-    if constexpr (Cfg::kEpilogueLoader && Cfg::kHasC) ptx::prefetch_tensormap(&tma_c);
-    if constexpr (Cfg::kEpilogueLoader && Cfg::kHasC && Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_c_narrow);
-    if constexpr (Cfg::kEpilogueLoader && Cfg::kHasBias) ptx::prefetch_tensormap(&tma_bias);
+    if constexpr (Cfg::kLoadsC) ptx::prefetch_tensormap(&tma_c);
+    if constexpr (Cfg::kLoadsC && Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_c_narrow);
+    if constexpr (Cfg::kLoadsBias) ptx::prefetch_tensormap(&tma_bias);
   }
   if (threadIdx.x == 0) {
     operand_ring(smem, params).init();
     unit_ring(smem, params).init();
     tile_ring(smem, params).init();
-    if constexpr (Cfg::kEpilogueLoader && Cfg::kHasC)
+    if constexpr (Cfg::kLoadsC)
       for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) c_ring(smem, params, wg).init();
-    if constexpr (Cfg::kEpilogueLoader && Cfg::kHasBias) bias_ring(smem, params).init();
+    if constexpr (Cfg::kLoadsBias) bias_ring(smem, params).init();
     if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) init_k_tail_barriers<Cfg>(smem);
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
