@@ -101,7 +101,7 @@ std::string sweep_markdown(const std::vector<Row>& rows) {
   s << "\n## sweep\n\n"
        "Per problem, the heuristic's own call (`auto`, the row above) against every config the planner can emit "
        "(tile and cluster shapes, multicast on and off, split-K counts, the companion; the model's cheapest first, "
-       "`--sweep-limit` of them), all timed in one loop with cuBLAS and each checked like the rows above. "
+       "`--sweep-limit` of them, the cheapest of each tile height among them), all timed in one loop with cuBLAS and each checked like the rows above. "
        "`gap` = pick time / best time - 1. The pick's plan forced by its config (the model's, with the H200's "
        "facts) is timed too: beside `auto` it shows the timing noise, or a device whose facts plan otherwise.\n\n";
   s << "| suite | problem | configs | check FAIL | errors | pick (auto) us | pick's plan forced, us | best us | gap | "

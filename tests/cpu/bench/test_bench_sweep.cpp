@@ -143,17 +143,47 @@ TEST(BenchSweep, SplitsKWhereThePlannerWouldWeighIt) {
     EXPECT_EQ(c.plan.k_splits, 1u);
 }
 
-TEST(BenchSweep, TheLimitKeepsTheModelsCheapest) {
-  const plan::GemmDesc desc = problem_desc(dense_problem(4096, 576, 7168));
-  const Sweep all = sweep_configs(desc, h200(), {}, 0);
-  ASSERT_GT(all.configs.size(), kDefaultSweepLimit);
-  for (size_t limit : {size_t{1}, size_t{5}, kDefaultSweepLimit}) {
-    const Sweep s = sweep_configs(desc, h200(), {}, limit);
-    EXPECT_EQ(s.total, all.total);
-    ASSERT_EQ(s.configs.size(), limit);
-    for (size_t i = 0; i < limit; ++i) EXPECT_EQ(plan_key(s.configs[i].plan), plan_key(all.configs[i].plan)) << i;
+// The pick, the cheapest config of every other tile height, then the model's cheapest, in the
+// model's order.
+TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryTileHeight) {
+  for (const auto& [m, n, k] : {std::tuple{4096u, 576u, 7168u}, std::tuple{150u, 32768u, 512u}}) {
+    const plan::GemmDesc desc = problem_desc(dense_problem(m, n, k));
+    const Sweep all = sweep_configs(desc, h200(), {}, 0);
+    ASSERT_GT(all.configs.size(), kDefaultSweepLimit);
+    std::set<uint32_t> heights;
+    for (const SweepConfig& c : all.configs) heights.insert(c.plan.main.kernel.block_m);
+    ASSERT_GE(heights.size(), 2u) << m;
+    for (size_t limit : {size_t{1}, size_t{5}, kDefaultSweepLimit}) {
+      const Sweep s = sweep_configs(desc, h200(), {}, limit);
+      EXPECT_EQ(s.total, all.total);
+      ASSERT_EQ(s.configs.size(), limit);
+      EXPECT_TRUE(s.configs[0].heuristic_pick);
+      // Every height's cheapest is in (as far as the limit reaches), and the rest are the
+      // cheapest of what is left: each kept config is either a height's first or comes before
+      // every config left out.
+      std::set<uint32_t> timed;
+      for (const SweepConfig& c : s.configs) timed.insert(c.plan.main.kernel.block_m);
+      EXPECT_EQ(timed.size(), std::min(limit, heights.size())) << m << " limit " << limit;
+      std::set<std::string> kept;
+      for (const SweepConfig& c : s.configs) kept.insert(plan_key(c.plan));
+      size_t first_left_out = all.configs.size();
+      for (size_t i = 0; i < all.configs.size(); ++i)
+        if (!kept.count(plan_key(all.configs[i].plan))) {
+          first_left_out = i;
+          break;
+        }
+      std::set<uint32_t> seen;
+      for (size_t i = 0; i < all.configs.size(); ++i) {
+        const bool height_first = seen.insert(all.configs[i].plan.main.kernel.block_m).second;
+        if (kept.count(plan_key(all.configs[i].plan)))
+          EXPECT_TRUE(i == 0 || height_first || i < first_left_out) << m << " limit " << limit << " rank " << i;
+      }
+      // In the model's order.
+      for (size_t i = 1; i + 1 < s.configs.size(); ++i)
+        EXPECT_LE(s.configs[i].plan.cost.total_us, s.configs[i + 1].plan.cost.total_us);
+    }
+    EXPECT_EQ(sweep_configs(desc, h200(), {}, all.total + 10).configs.size(), all.total);
   }
-  EXPECT_EQ(sweep_configs(desc, h200(), {}, all.total + 10).configs.size(), all.total);
 }
 
 TEST(BenchSweep, FieldsTheCallerSetStayFixed) {
