@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "random_problem.hpp"
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::test {
@@ -96,6 +97,37 @@ TEST(SchedulerProperties, DynamicClaimsSingleLaunch) {
       ASSERT_TRUE(r.ok()) << report(c, r);
     }
   }
+}
+
+// 192-row tiles (three consumer warpgroups: dense and batched only), static and with the companion
+// launch claiming beside clusters of 4: the same invariants.
+TEST(SchedulerProperties, TallTilesHoldEveryInvariant) {
+  ProblemGenerator gen(192);
+  uint64_t phantom = 0;
+  for (const ClusterShape& cluster : kClusterShapes)
+    for (GemmType type : {GemmType::kNormal, GemmType::kBatched})
+      for (int i = 0; i < 150; ++i) {
+        Case c;
+        c.config = gen.config(cluster);
+        c.config.block_m = kThreeWarpgroupBlockM;
+        c.config.block_k = 64;
+        c.options.stages = gen.uniform(1, 4);
+        c.options.consumer_warps = 12;
+        c.problem = gen.make(type, c.config.block_m, c.config.block_n, c.config.block_k);
+        std::vector<LaunchSpec> launches{{c.config, gen.uniform(1, 40)}};
+        if (cluster.size() == 4 && gen.coin()) {
+          c.options.mode = ClaimMode::kDynamic;
+          TileConfig companion = c.config;
+          companion.cluster = cluster.m >= 2 ? ClusterShape{2, 1} : ClusterShape{1, 2};
+          companion.unit_m = cluster.m;
+          companion.unit_n = cluster.n;
+          launches.push_back({companion, gen.uniform(1, 12)});
+        }
+        const plan::SimResult r = simulate(c.problem->problem, launches, c.options);
+        ASSERT_TRUE(r.ok()) << report(c, r);
+        phantom += r.stats.phantom_k_steps;
+      }
+  EXPECT_GT(phantom, 0u) << "partial clusters of 192-row tiles must be reached";
 }
 
 }  // namespace
