@@ -51,7 +51,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
 // The first `limit` of `ranked` (the pick, then the model's cheapest), except that the cheapest
 // config of every tile height (block_m) comes in before the others: where the model prefers one
 // height by a margin it gets wrong, the sweep still times the other (run 2 of
-// bench/results/2026-12-02-h200-tall-tiles.md timed 16 configs of 150x32768x512, 13 of them
+// bench/results/2026-12-02-h200-tall-tiles.md timed 16 configs of 150x32768x512, 11 of them
 // 192-row ones). The order stays the model's.
 std::vector<SweepConfig> within_limit(std::vector<SweepConfig> ranked, size_t limit) {
   std::vector<bool> keep(ranked.size(), false);
