@@ -40,6 +40,8 @@ inline constexpr uint32_t kMaxKSplits = 32;
 
 // Overrides for tests and benchmarks. Zero (or -1) fields are left to the heuristic.
 struct GemmConfig {
+  // Tile rows 64, 128 or 192 (192: dense and batched, at most 192 wide; auto weighs it only where
+  // 128 < m <= 192), columns one of the wgmma widths, block_k 64.
   uint32_t block_m = 0, block_n = 0, block_k = 0;
   uint32_t stages = 0;
   uint32_t cluster_m = 0, cluster_n = 0;  // CTAs along M x along N: 1x1, 2x1, 1x2, 4x1, 1x4, 2x2
