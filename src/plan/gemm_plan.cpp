@@ -355,14 +355,12 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     const double d_bytes = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
     const double operands = hbm_bytes(unsplit_surrogate, d.out, false) - d_bytes;
     c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
-    if (fused) {
-      // The busiest tile's last warpgroups read its k_splits partials, each through its own SM.
-      const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
-      c.reduce_us =
-          kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
-    } else {
-      c.reduce_us = kReduceLaunchUs + (ws / ws_bps + d_bytes * (d.has_c ? 2 : 1) / hbm_bps) * 1e6;
-    }
+    // Either way D (and C) move once. The fused reduce: the busiest tile's last warpgroups read its
+    // k_splits partials, each through its own SM; the reduce kernel: the whole workspace.
+    const double d_s = d_bytes * (d.has_c ? 2 : 1) / hbm_bps;
+    const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
+    c.reduce_us = fused ? kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_s) * 1e6
+                        : kReduceLaunchUs + (ws / ws_bps + d_s) * 1e6;
   }
   if (swap) {
     // D (or the FP32 workspace) leaves in element stores, not TMA stores.

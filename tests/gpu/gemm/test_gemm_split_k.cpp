@@ -1,7 +1,8 @@
 // Split-K on the GPU: correctness against cuBLASLt with D poisoned (split_k_cases), bit-identical
-// output for the same input twice and through either reduce (the kernel's, the fused one), capture into a CUDA graph and replay with new inputs (on a
-// stream that ran the call, and on fresh streams through prepare()'s spare workspace), and a
-// capture that would need a new workspace refused with a clear error.
+// output for the same input twice and through either reduce (the kernel's, the fused one), capture
+// into a CUDA graph and replay with new inputs (on a stream that ran the call, and on fresh streams
+// through prepare()'s spare workspace), and a capture that would need a new workspace refused with
+// a clear error.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,6 +1,7 @@
 // One element of D from its summed accumulator, in the order every tilecast epilogue applies it:
-// alpha first, then beta * C, then the bias. The split-K reduce kernel and the fused split-K
-// epilogue both call this, so that the same sum gives the same bits through either.
+// alpha first, then beta * C, then the bias. Every epilogue calls this (the slab, swapped and fused
+// split-K ones, and the split-K reduce kernel), so that the same sum gives the same bits through
+// any of them.
 #pragma once
 
 #include "tilecast/device/common.cuh"

@@ -40,8 +40,8 @@ struct GemmSm90Config {
   static constexpr bool kEpilogueLoader = kGeo.epilogue_loader;
   // C and the bias by TMA, through the epilogue loader (the swapped and fused split-K epilogues
   // read them from global memory instead).
-  static constexpr bool kLoadsC = kEpilogueLoader && kHasC;
-  static constexpr bool kLoadsBias = kEpilogueLoader && kHasBias;
+  static constexpr bool kLoadsC = kGeo.c_by_tma;
+  static constexpr bool kLoadsBias = kGeo.bias_by_tma;
   static constexpr GemmType kGemmType = kSpec.type;
   static constexpr ContiguousLayout kContiguousLayout = kSpec.contiguous_layout;
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;

@@ -20,6 +20,7 @@
 #include <cuda/ptx>
 #include <cuda_bf16.h>
 
+#include "tilecast/device/kernels/epilogue_value.cuh"
 #include "tilecast/device/kernels/gemm_sm90/accumulator_layout.cuh"
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
 #include "tilecast/device/kernels/gemm_sm90/epilogue_loader.cuh"
@@ -229,18 +230,13 @@ class Epilogue {
   template <bool kNarrow>
   TC_DEVICE TC_FORCEINLINE float2 values(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
                                          const SlabSource& src) const {
-    float2 v = make_float2(params_.alpha * acc[4 * j + 2 * half], params_.alpha * acc[4 * j + 2 * half + 1]);
-    if constexpr (Cfg::kHasC) {
-      const float2 c = load_pair<Out>(src.c + pair_offset<kNarrow>(j % kGroupsPerSlab, half));
-      v.x = fmaf(params_.beta, c.x, v.x);
-      v.y = fmaf(params_.beta, c.y, v.y);
-    }
-    if constexpr (Cfg::kHasBias) {
-      const float2 b = load_pair<Bias>(src.bias + (j * 8 + first_col()) * static_cast<uint32_t>(sizeof(Bias)));
-      v.x += b.x;
-      v.y += b.y;
-    }
-    return v;
+    float2 c = make_float2(0.0f, 0.0f), b = make_float2(0.0f, 0.0f);
+    if constexpr (Cfg::kHasC) c = load_pair<Out>(src.c + pair_offset<kNarrow>(j % kGroupsPerSlab, half));
+    if constexpr (Cfg::kHasBias)
+      b = load_pair<Bias>(src.bias + (j * 8 + first_col()) * static_cast<uint32_t>(sizeof(Bias)));
+    constexpr bool kC = Cfg::kHasC, kBias = Cfg::kHasBias;
+    return make_float2(epilogue_value<kC, kBias>(acc[4 * j + 2 * half], params_.alpha, params_.beta, c.x, b.x),
+                       epilogue_value<kC, kBias>(acc[4 * j + 2 * half + 1], params_.alpha, params_.beta, c.y, b.y));
   }
 
   // Two adjacent elements of type T at a shared address, as floats.

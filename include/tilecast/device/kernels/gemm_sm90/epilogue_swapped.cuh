@@ -6,7 +6,7 @@
 // row (D's column), both straight from global memory: D is at most 64 rows, so the whole output
 // is a few per cent of the operand bytes B streams, and the TMA's 2-D boxes could only store it
 // through a transposing pass in shared memory. What it applies: alpha, beta and the bias, in FP32,
-// in the order of the unswapped epilogue (Epilogue::values). What it stores: BF16 or FP32, element
+// in the order of every epilogue (epilogue_value.cuh). What it stores: BF16 or FP32, element
 // by element, bounds checked on both sides; the 8 lanes that share a tile column write 8
 // consecutive elements of one row of D.
 //
@@ -17,6 +17,7 @@
 
 #include <cuda_bf16.h>
 
+#include "tilecast/device/kernels/epilogue_value.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
 #include "tilecast/device/kernels/gemm_sm90/swapped_layout.cuh"
 
@@ -56,10 +57,10 @@ class SwappedEpilogue {
             const uint32_t tile_col = pos.col;
             if (tile_col >= w.cols) continue;
             const uint64_t at = uint64_t{w.col + tile_col} * params_.ldd + n;  // D[m][n]
-            float v = params_.alpha * acc[a][pos.index];
-            if constexpr (Cfg::kHasC)
-              v = fmaf(params_.beta, static_cast<float>(c[uint64_t{w.col + tile_col} * params_.ldc + n]), v);
-            if constexpr (Cfg::kHasBias) v += add;
+            float c_e = 0.0f;
+            if constexpr (Cfg::kHasC) c_e = static_cast<float>(c[uint64_t{w.col + tile_col} * params_.ldc + n]);
+            const float v =
+                epilogue_value<Cfg::kHasC, Cfg::kHasBias>(acc[a][pos.index], params_.alpha, params_.beta, c_e, add);
             if constexpr (Cfg::kOutputFP32) {
               d[at] = v;
             } else {

@@ -79,6 +79,7 @@ struct GemmGeometry {
   // overwrites with D in place (a C ring per consumer warpgroup, one slot per slab buffer); the
   // bias tile of block_n columns into a ring of its own, read by every consumer warpgroup.
   bool epilogue_loader = false;
+  bool c_by_tma = false, bias_by_tma = false;  // C and the bias, where the loader brings them
   TmaBox c_box, c_narrow_box, bias_box;
   uint32_t bias_slots = 0, bias_tile_bytes = 0;
 
@@ -158,12 +159,8 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   if (s.consumer_warpgroups == 1) {
     g.consumer_registers = 256;
     g.producer_registers = 56;
-  } else if (s.consumer_warpgroups == 3) {
-    g.consumer_registers = 152;
-    const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
-    g.producer_registers = left / kWarpgroupThreads / 8 * 8;
   } else {
-    g.consumer_registers = g.accumulators <= kSmallAccumulators ? 208 : 224;
+    g.consumer_registers = s.consumer_warpgroups == 3 ? 152 : g.accumulators <= kSmallAccumulators ? 208 : 224;
     const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
     g.producer_registers = left / kWarpgroupThreads / 8 * 8;
   }
@@ -189,13 +186,14 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // The swapped kernel's epilogue and the fused split-K one read C and the bias themselves, from
   // global memory (epilogue_swapped.cuh, epilogue_fused_split.cuh): no loader.
   g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab && !s.fused_reduce;
+  g.c_by_tma = g.epilogue_loader && s.has_c;
+  g.bias_by_tma = g.epilogue_loader && s.has_bias;
   g.c_box = s.has_c ? g.d_box : TmaBox{};
   g.c_narrow_box = s.has_c ? g.d_narrow_box : TmaBox{};
   // Two bias tiles: the loader fills the next tile's while the consumers read this one's.
-  const bool bias_by_tma = g.epilogue_loader && s.has_bias;
-  g.bias_slots = bias_by_tma ? 2 : 0;
-  g.bias_tile_bytes = bias_by_tma ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
-  g.bias_box = bias_by_tma ? TmaBox{s.block_n, 1} : TmaBox{};
+  g.bias_slots = g.bias_by_tma ? 2 : 0;
+  g.bias_tile_bytes = g.bias_by_tma ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
+  g.bias_box = g.bias_by_tma ? TmaBox{s.block_n, 1} : TmaBox{};
 
   g.tile_slots = s.stages + 2;
   g.unit_slots = 2;
@@ -210,7 +208,7 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   const uint32_t wanted =
       register_epilogue ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
-    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, g.epilogue_loader && s.has_c,
+    g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, g.c_by_tma,
                                      s.type == GemmType::kKGroupedContiguous);
     if (g.smem.launch_bytes <= kSm90MaxSmemBytes || g.slab_buffers == 1) break;
   }
@@ -233,7 +231,7 @@ TC_HOST_DEVICE constexpr uint32_t deepest_stages(GemmKernelSpec s) {
     s.stages = stages;
     const GemmGeometry g = gemm_geometry(s);
     if (g.smem.launch_bytes > kSm90MaxSmemBytes) continue;
-    if (!(g.epilogue_loader && s.has_c) || g.slab_buffers >= 2) return stages;
+    if (!g.c_by_tma || g.slab_buffers >= 2) return stages;
     if (!single_buffered) single_buffered = stages;
   }
   return single_buffered;
