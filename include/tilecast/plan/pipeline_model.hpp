@@ -29,9 +29,10 @@ struct PipelineModelOptions {
   uint32_t consumer_warps = 8;  // releasing warps per CTA
   uint32_t elem_bytes = 2;      // BF16 operands: the transaction bytes of a box
   uint64_t seed = 1;            // the interleaving
-  // The kernel's final cluster barrier (leave_cluster): no CTA exits before all of its cluster
-  // have finished. Off, each CTA exits as soon as its own agents are done, and only the producer's
-  // teardown (protocol.teardown_rounds) keeps the peers' arrivals from reaching an exited CTA.
+  // The kernel's final cluster barrier (leave_cluster, in kernels with dynamic units only): no CTA
+  // exits before all of its cluster have finished. Off, as in kernels with static units, each CTA
+  // exits as soon as its own agents are done, and only the producer's teardown
+  // (protocol.teardown_rounds) keeps the peers' arrivals from reaching an exited CTA.
   bool exit_barrier = true;
   // Tests only: changes the protocol of each rank of a cluster, to plant faults.
   ProtocolHook protocol;

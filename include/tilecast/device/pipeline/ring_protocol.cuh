@@ -69,8 +69,8 @@ TC_HOST_DEVICE constexpr RingProtocol unit_ring_protocol(const ClusterShape& clu
 }
 
 // A ring inside one CTA (the epilogue's C and bias rings): one filler thread, `releasers` readers
-// that each release every stage on their own CTA. The kernel's final cluster barrier is its
-// teardown too.
+// that each release every stage on their own CTA. No teardown: filler and readers share one CTA,
+// whose shared memory lives until its last thread exits, and the readers wait for every fill.
 TC_HOST_DEVICE constexpr RingProtocol local_ring_protocol(uint32_t stages, uint32_t releasers) {
   RingProtocol p;
   p.stages = stages;

@@ -92,7 +92,7 @@ class TileScheduler {
       valid_ = load_group(grid_.index + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
     }
     if (!valid_) return false;
-    unit_ = unit - grid_.first_unit;
+    place_unit(unit - grid_.first_unit);
     return true;
   }
 
@@ -129,19 +129,29 @@ class TileScheduler {
   }
 
  private:
+  // The unit's first tile, in the L2-friendly order: bands of `swizzle` unit-rows, each swept
+  // along N. Worked out once per unit, in seek(), not in every step's work(): its
+  // divisions are the scheduler's dearest arithmetic.
+  TC_HOST_DEVICE void place_unit(uint32_t unit) {
+    const uint32_t band_units = c_.swizzle * grid_.units_n;
+    const uint32_t band = unit / band_units;
+    const uint32_t in_band = unit % band_units;
+    const uint32_t band_rows = cmin(c_.swizzle, grid_.units_m - band * c_.swizzle);
+    unit_m0_ = (band * c_.swizzle + in_band % band_rows) * c_.unit_tiles_m();
+    unit_n0_ = (in_band / band_rows) * c_.unit_tiles_n();
+  }
+
   // Position of the current unit's step-th cluster, in tiles.
   TC_HOST_DEVICE void cluster_origin(uint32_t step, uint32_t& m0, uint32_t& n0) const {
-    const uint32_t um = c_.unit_tiles_m(), un = c_.unit_tiles_n();
-    // L2-friendly order: bands of `swizzle` unit-rows, each swept along N.
-    const uint32_t band_units = c_.swizzle * grid_.units_n;
-    const uint32_t band = unit_ / band_units;
-    const uint32_t in_band = unit_ % band_units;
-    const uint32_t band_rows = cmin(c_.swizzle, grid_.units_m - band * c_.swizzle);
-    const uint32_t unit_m_idx = band * c_.swizzle + in_band % band_rows;
-    const uint32_t unit_n_idx = in_band / band_rows;
-    const uint32_t steps_m = um / c_.cluster.m;
-    m0 = unit_m_idx * um + (step % steps_m) * c_.cluster.m;
-    n0 = unit_n_idx * un + (step / steps_m) * c_.cluster.n;
+    const uint32_t steps_m = c_.unit_tiles_m() / c_.cluster.m;
+    // Most units are one cluster (one step): no division for them.
+    uint32_t step_m = step, step_n = 0;
+    if (step >= steps_m) {
+      step_n = step / steps_m;
+      step_m = step - step_n * steps_m;
+    }
+    m0 = unit_m0_ + step_m * c_.cluster.m;
+    n0 = unit_n0_ + step_n * c_.cluster.n;
   }
 
   // The tile at block (mb, nb) of the current group grid, without its multicast plan.
@@ -233,7 +243,7 @@ class TileScheduler {
   uint32_t rank_;
   GroupGrid grid_{};
   bool valid_ = false;
-  uint32_t unit_ = 0;  // current unit, relative to the group's first
+  uint32_t unit_m0_ = 0, unit_n0_ = 0;  // the current unit's first tile (place_unit)
 };
 
 }  // namespace tilecast

@@ -10,6 +10,7 @@
 #include "tilecast/device/kernels/gemm_sm90/epilogue_swapped.cuh"
 #include "tilecast/device/kernels/gemm_sm90/k_tail.cuh"
 #include "tilecast/device/kernels/gemm_sm90/producer.cuh"
+#include "tilecast/device/kernels/gemm_sm90/timeline.cuh"
 #include "tilecast/device/kernels/gemm_sm90/wgmma_desc.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 #include "tilecast/device/ptx/wgmma_bf16.cuh"
@@ -53,6 +54,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
+    if (kk == 0 && threadIdx.x == kStampingConsumer) stamp(Stamp::kFirstStage);
     // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
     // need the whole warp converged.
     __syncwarp();
@@ -96,7 +98,9 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
     for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
   ring.release_by_warp(prev_stage, lane);
+  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kMainloopDone);
   epilogue.store(w, acc);
+  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kTileStored);
 }
 
 template <typename Cfg>
@@ -130,6 +134,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   }
   if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();
+  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kDrained);
 }
 
 }  // namespace tilecast

@@ -5,6 +5,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/coordinates.cuh"
+#include "tilecast/device/kernels/gemm_sm90/timeline.cuh"
 #include "tilecast/device/kernels/gemm_sm90/unit_source.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
@@ -72,6 +73,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = producer_start_state<Cfg::kTileSlots>();
+  bool first_load = false;  // stamped (timeline.cuh)
   while (scheduler.seek(units.next())) {
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step) {
       // The slot first, before the step's work is live: a wait beside the TileWork costs the
@@ -86,6 +88,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                                full, uint32_t{Cfg::kStageTxBytes});
           int32_t c[3];
+          stamp_once(Stamp::kFirstLoad, first_load);
           if (w.issue_a) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
@@ -112,6 +115,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   publish(smem, tiles, tile, TileInfo{kTileEnd, 0, 0, 0, 0, 0, 0, 0});
   units.finish();
   ring.tail(state);
+  stamp(Stamp::kTailDone);
 }
 
 }  // namespace tilecast

@@ -1,0 +1,61 @@
+// A diagnostic, compiled in only with -DTILECAST_TIMELINE (through TILECAST_JIT_OPTIONS): SM cycle
+// stamps of one CTA's life, printed by every 16th CTA and the last, to see where a short kernel's
+// time goes (bench/results/2026-12-02-h200-prologue.md). Without the macro every call is empty.
+// With it the printf makes ptxas serialise the wgmma (docs/gemm.md): the prologue's stamps hold,
+// the k-loop's length does not.
+#pragma once
+
+#include "tilecast/device/common.cuh"
+
+namespace tilecast {
+
+// The consumer thread that stamps: the first of consumer warpgroup 0.
+inline constexpr uint32_t kStampingConsumer = 128;
+
+enum class Stamp : uint32_t {
+  kEntry = 0,
+  kClusterReady,   // the barrier-init thread past the prologue's cluster barrier
+  kFirstLoad,      // the producer issues its first operand load
+  kFirstStage,     // consumer warpgroup 0 holds the first stage of its (last) tile
+  kMainloopDone,   // ... its last wgmma of that tile is done
+  kTileStored,     // ... and its stores are issued
+  kDrained,        // consumer warpgroup 0's stores have drained
+  kTailDone,       // the producer's teardown waits passed
+  kExit,           // thread 0 leaves
+  kCount
+};
+
+#if defined(TILECAST_TIMELINE) && (defined(__CUDACC__) || defined(__CUDACC_RTC__))
+inline constexpr uint32_t kTimelineCtas = 4096;  // CTAs past this share rows (modulo)
+__device__ unsigned long long tc_timeline[kTimelineCtas][static_cast<uint32_t>(Stamp::kCount)];
+
+TC_DEVICE TC_FORCEINLINE void stamp(Stamp s) {
+  tc_timeline[blockIdx.x % kTimelineCtas][static_cast<uint32_t>(s)] = clock64();
+}
+TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
+  if (!done) stamp(s);
+  done = true;
+}
+TC_DEVICE TC_FORCEINLINE void stamp_entry() {
+  if (threadIdx.x == 0) stamp(Stamp::kEntry);
+}
+// Thread 0, last: cycles since entry. Stamps of other threads that are still running (a consumer
+// warpgroup's drain, when no exit barrier waits for it) may be stale.
+TC_DEVICE TC_FORCEINLINE void print_timeline() {
+  if (threadIdx.x != 0) return;
+  stamp(Stamp::kExit);
+  if (blockIdx.x % 16 != 0 && blockIdx.x + 1 != gridDim.x) return;
+  const unsigned long long* t = tc_timeline[blockIdx.x % kTimelineCtas];
+  auto at = [&](Stamp s) { return static_cast<long long>(t[static_cast<uint32_t>(s)] - t[0]); };
+  printf("TL cta %u ready %lld first_load %lld first_stage %lld mainloop %lld stored %lld drained %lld tail %lld exit %lld\n",
+         blockIdx.x, at(Stamp::kClusterReady), at(Stamp::kFirstLoad), at(Stamp::kFirstStage), at(Stamp::kMainloopDone),
+         at(Stamp::kTileStored), at(Stamp::kDrained), at(Stamp::kTailDone), at(Stamp::kExit));
+}
+#else
+TC_DEVICE TC_FORCEINLINE void stamp(Stamp) {}
+TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp, bool&) {}
+TC_DEVICE TC_FORCEINLINE void stamp_entry() {}
+TC_DEVICE TC_FORCEINLINE void print_timeline() {}
+#endif
+
+}  // namespace tilecast
