@@ -11,8 +11,8 @@
 // other's GPUs to map their memory.
 //
 // The ranks run in one process group of their own. If one fails (non-zero exit or a signal), the
-// others are stopped (they would wait for it forever at the next barrier), every failing rank is
-// named, and the launcher exits with the first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives
+// others are stopped a second later (they would wait for it forever at the next barrier;
+// kExitGrace says why not at once), every failing rank is named, and the launcher exits with the first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives
 // 77. --timeout stops everything and exits 124.
 #include <signal.h>
 #include <spawn.h>
@@ -35,6 +35,10 @@ extern char** environ;
 namespace {
 
 constexpr int kSkipped = 77;
+// After the first failure the others are stopped only this much later: the rank that failed may
+// still be exiting when a peer sees its socket close and fails too, and a SIGTERM then would cost
+// it its own exit code (tests/cpu/comm/launcher_test.cpp, AFailingRankStillExitingIsNamed).
+constexpr std::chrono::milliseconds kExitGrace{1000};
 volatile sig_atomic_t g_forward_signal = 0;
 
 void on_signal(int sig) { g_forward_signal = sig; }
@@ -186,8 +190,8 @@ int main(int argc, char** argv) {
   int live = o.nproc;
   int first_failure = -1, failure_code = 0;
   bool all_skipped = true;
-  Clock::time_point kill_at{};
-  bool stopping = false;
+  Clock::time_point kill_at{}, term_at{};
+  bool stopping = false, term_pending = false;
   while (live > 0) {
     int status = 0;
     const pid_t pid = ::waitpid(-group, &status, WNOHANG);
@@ -211,9 +215,8 @@ int main(int argc, char** argv) {
         failure_code = code;
         if (live > 0) {
           std::fprintf(stderr, "tilecast-launch: stopping the other %d rank(s)\n", live);
-          stop_all(SIGTERM);
-          stopping = true;
-          kill_at = Clock::now() + std::chrono::seconds(5);
+          term_pending = true;
+          term_at = Clock::now() + kExitGrace;
         }
       }
       continue;
@@ -235,6 +238,11 @@ int main(int argc, char** argv) {
       kill_at = Clock::now() + std::chrono::seconds(5);
       first_failure = first_failure < 0 ? o.nproc : first_failure;
       failure_code = failure_code == 0 ? 124 : failure_code;
+    }
+    if (term_pending && !stopping && Clock::now() > term_at) {
+      stop_all(SIGTERM);
+      stopping = true;
+      kill_at = Clock::now() + std::chrono::seconds(5);
     }
     if (stopping && Clock::now() > kill_at) stop_all(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -58,6 +58,26 @@ TEST(CommLauncher, OneFailingRankStopsTheOthers) {
   EXPECT_LT(r.seconds, 30.0);
 }
 
+// The same, but rank 2 is still exiting when its peers see its socket close and fail: it is
+// named with its own code all the same (the launcher lets a failing group settle before it stops
+// the rest, kExitGraceMs in tools/launch/launch.cpp).
+TEST(CommLauncher, AFailingRankStillExitingIsNamed) {
+  const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2 slow-exit");
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 2 exited with code 42"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopping the other"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 30.0);
+}
+
+// A rank that fails while another never reaches a collective: the other is stopped once the
+// grace has passed, and the launcher exits with the failure's code.
+TEST(CommLauncher, AHungRankIsStoppedAfterTheGrace) {
+  const Result r = run("-n 2 --gpus 2 -- sh -c 'if [ \"$TILECAST_RANK\" = 0 ]; then exit 5; fi; exec sleep 60'");
+  EXPECT_EQ(r.code, 5) << r.output;
+  EXPECT_NE(r.output.find("rank 0 exited with code 5"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 20.0);
+}
+
 TEST(CommLauncher, TimeoutAndBadUsage) {
   Result r = run("-n 2 --gpus 2 --timeout 1 -- sleep 60");
   EXPECT_EQ(r.code, 124) << r.output;

@@ -1,6 +1,8 @@
 // A rank for the launcher tests: joins the launcher's rendezvous, checks what the launcher told
 // it, swaps descriptors, and exits 0, or with a code that says what went wrong.
-//   rdzv_worker [socket|pidfd|auto] [fail-rank R]
+//   rdzv_worker [socket|pidfd|auto] [fail-rank R [slow-exit]]
+// slow-exit: the failing rank closes its rendezvous first and exits 200 ms later, as a process
+// that tears down a large state does: its peers see the socket close before it is gone.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ int main(int argc, char** argv) {
   try {
     const tc::FdTransport how = tc::parse_fd_transport(argc > 1 ? argv[1] : "auto");
     const int fail_rank = argc > 3 && std::string(argv[2]) == "fail-rank" ? std::atoi(argv[3]) : -1;
+    const bool slow_exit = argc > 4 && std::string(argv[4]) == "slow-exit";
     auto rdzv = tc::SocketRendezvous::from_env();
     const int me = rdzv->rank(), n = rdzv->size();
     const int per_gpu = std::atoi(std::getenv("TILECAST_PROCS_PER_GPU"));
@@ -28,7 +31,14 @@ int main(int argc, char** argv) {
     for (int r = 0; r < n; ++r) {
       if (ranks[r] != r) return 4;
     }
-    if (me == fail_rank) return 42;  // the others now wait for it at the next collective
+    if (me == fail_rank) {
+      // The others now wait for it at the next collective.
+      if (slow_exit) {
+        rdzv.reset();
+        ::usleep(200 * 1000);
+      }
+      return 42;
+    }
     const int fd = ::memfd_create("worker", MFD_CLOEXEC);
     const std::string text = "rank " + std::to_string(me);
     if (::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return 5;
