@@ -12,8 +12,9 @@
 //
 // The ranks run in one process group of their own. If one fails (non-zero exit or a signal), the
 // others are stopped a second later (they would wait for it forever at the next barrier;
-// kExitGrace says why not at once), every failing rank is named, and the launcher exits with the first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives
-// 77. --timeout stops everything and exits 124.
+// kExitGrace says why not at once), every failing rank is named, and the launcher exits with the
+// first failure's code (128 + signal for a signal). All ranks exiting 77 (skipped) gives 77.
+// --timeout stops everything and exits 124.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>

@@ -60,7 +60,7 @@ TEST(CommLauncher, OneFailingRankStopsTheOthers) {
 
 // The same, but rank 2 is still exiting when its peers see its socket close and fail: it is
 // named with its own code all the same (the launcher lets a failing group settle before it stops
-// the rest, kExitGraceMs in tools/launch/launch.cpp).
+// the rest, kExitGrace in tools/launch/launch.cpp).
 TEST(CommLauncher, AFailingRankStillExitingIsNamed) {
   const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2 slow-exit");
   EXPECT_NE(r.code, 0) << r.output;
