@@ -262,5 +262,33 @@ TEST(KernelVariants, SwappedCompileWithoutLocalMemory) {
   expect_clean_compiles(specs, dir, std::size(kWgmmaSwapWidths) * (2 * 4 + 1));
 }
 
+// The timeline diagnostic (-DTILECAST_TIMELINE through TILECAST_JIT_OPTIONS,
+// device/kernels/gemm_sm90/timeline.cuh) keeps compiling, in a static-unit kernel and a dynamic-unit
+// one with a cluster; its printf is a call, so ptxas serialises the wgmma there (which is why it is
+// a diagnostic, off by default: the clean compiles above are without it).
+TEST(KernelVariants, TimelineDiagnosticCompiles) {
+  const auto dir = own_cache_dir("tilecast-timeline");
+  std::vector<WarmItem> items;
+  add_if_buildable(items, plan::dense_desc(4096, 4096, 4096, 1, DType::kBF16, false),
+                   variant_config(128, 128, ClusterShape{1, 2}));
+  add_if_buildable(items, plan::dense_desc(4096, 4096, 4096, 1, DType::kBF16, false),
+                   variant_config(128, 128, ClusterShape{2, 2}, 1));
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  ASSERT_GE(specs.size(), 2u);
+  const char* before = std::getenv("TILECAST_JIT_OPTIONS");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("TILECAST_JIT_OPTIONS", "-DTILECAST_TIMELINE", 1);
+  std::vector<WarmedKernel> kernels;
+  EXPECT_NO_THROW(kernels = warm_jit_cache(specs, 2));
+  if (before != nullptr) ::setenv("TILECAST_JIT_OPTIONS", saved.c_str(), 1);
+  else ::unsetenv("TILECAST_JIT_OPTIONS");
+  ASSERT_EQ(kernels.size(), specs.size());
+  for (const WarmedKernel& k : kernels) {
+    ASSERT_TRUE(k.report_found) << k.name;
+    EXPECT_TRUE(k.wgmma_serialized) << k.name << ": no printf in the kernel, so no timeline either";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tilecast::api
