@@ -46,28 +46,26 @@ TEST(CommLauncher, SeveralRanksPerGpuGetTheirDevice) {
   EXPECT_EQ(r.code, 0) << r.output;  // the worker exits 3 if TILECAST_DEVICE != rank / 2
 }
 
-TEST(CommLauncher, OneFailingRankStopsTheOthers) {
-  // Rank 2 exits 42 right after the first collective; the others block in the next one and
-  // would wait out the rendezvous timeout (120 s) if the launcher did not stop them.
-  // A peer may notice the closed socket and exit before rank 2 is reaped, so the exit code is
-  // whichever failure came first; rank 2's own is always named.
-  const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2");
+// Rank 2 exits 42 right after the first collective; the others block in the next one and would
+// wait out the rendezvous timeout (120 s) if the launcher did not stop them. A peer may notice the
+// closed socket and exit before rank 2 is reaped, so the exit code is whichever failure came
+// first; rank 2's own is always named.
+namespace {
+void expect_rank_2_named(const std::string& worker_args) {
+  const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2" + worker_args);
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("rank 2 exited with code 42"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("stopping the other"), std::string::npos) << r.output;
   EXPECT_LT(r.seconds, 30.0);
 }
+}  // namespace
+
+TEST(CommLauncher, OneFailingRankStopsTheOthers) { expect_rank_2_named(""); }
 
 // The same, but rank 2 is still exiting when its peers see its socket close and fail: it is
 // named with its own code all the same (the launcher lets a failing group settle before it stops
 // the rest, kExitGrace in tools/launch/launch.cpp).
-TEST(CommLauncher, AFailingRankStillExitingIsNamed) {
-  const Result r = run("-n 4 --gpus 4 -- " + kWorker + " socket fail-rank 2 slow-exit");
-  EXPECT_NE(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("rank 2 exited with code 42"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("stopping the other"), std::string::npos) << r.output;
-  EXPECT_LT(r.seconds, 30.0);
-}
+TEST(CommLauncher, AFailingRankStillExitingIsNamed) { expect_rank_2_named(" slow-exit"); }
 
 // A rank that fails while another never reaches a collective: the other is stopped once the
 // grace has passed, and the launcher exits with the failure's code.
