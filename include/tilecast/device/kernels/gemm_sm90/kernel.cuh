@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   }
   // The first consumer thread sets the barriers up: the consumers have nothing to do until the
   // first stage lands, while warp 0's lanes are the producer's.
+  static_assert(Cfg::kThreads > kBarrierInitThread, "every kernel has a consumer warpgroup");
   if (threadIdx.x == kBarrierInitThread) {
     operand_ring(smem, params).init();
     unit_ring(smem, params).init();
