@@ -88,6 +88,14 @@ class TileScheduler {
   // Moves to unit `unit`. Units must be visited in increasing order: the group scan only moves
   // forward. Returns false when the problem has no such unit: the cluster's work is done.
   TC_HOST_DEVICE bool seek(uint32_t unit) {
+    // Dense and batched grids (groups, split-K slices) all hold the same units: straight to the
+    // unit's grid, not through every grid before it (a CTA of the last of 24 slices scanned 23,
+    // each a few runtime divisions, before its first load).
+    const bool same_size_grids = p_.type == GemmType::kNormal || p_.type == GemmType::kBatched;
+    if (same_size_grids && valid_ && grid_.units() != 0 && unit >= grid_.first_unit + grid_.units()) {
+      const uint32_t index = unit / grid_.units();
+      valid_ = load_group(index, index * grid_.units(), 0);
+    }
     while (valid_ && unit >= grid_.first_unit + grid_.units()) {
       valid_ = load_group(grid_.index + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
     }
