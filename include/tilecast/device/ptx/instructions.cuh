@@ -1,7 +1,8 @@
 // The PTX that CCCL's cuda::ptx does not wrap (CUDA 13.0): warpgroup MMA control, register
 // reallocation, stmatrix, named barriers and their vote, elect.sync, the TMA descriptor prefetch and
-// grid-dependency control. Each wrapper is named after its instruction and says its minimum target. Everything else (TMA, mbarrier, fences, cluster barrier, special
-// registers) comes from cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
+// grid-dependency control. Each wrapper is named after its instruction and says its minimum
+// target. Everything else (TMA, mbarrier, fences, cluster barrier, special registers) comes from
+// cuda::ptx. The BF16 MMAs themselves are in wgmma_bf16.cuh (generated).
 #pragma once
 
 #include "tilecast/device/common.cuh"

@@ -54,7 +54,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   uint32_t prev_stage = 0;
   for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
     ring.wait(state);
-    if (kk == 0 && threadIdx.x == kStampingConsumer) stamp(Stamp::kFirstStage);
+    if (kk == 0) consumer_stamp(Stamp::kFirstStage);
     // Lanes leave the wait loop on different iterations; the wgmma instructions are .aligned and
     // need the whole warp converged.
     __syncwarp();
@@ -98,9 +98,9 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
     for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
   ring.release_by_warp(prev_stage, lane);
-  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kMainloopDone);
+  consumer_stamp(Stamp::kMainloopDone);
   epilogue.store(w, acc);
-  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kTileStored);
+  consumer_stamp(Stamp::kTileStored);
 }
 
 template <typename Cfg>
@@ -134,7 +134,7 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   }
   if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();
-  if (threadIdx.x == kStampingConsumer) stamp(Stamp::kDrained);
+  consumer_stamp(Stamp::kDrained);
 }
 
 }  // namespace tilecast

@@ -39,6 +39,10 @@ TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
   if (threadIdx.x == 0) stamp(Stamp::kEntry);
 }
+// The stamping consumer thread's stamps (the other consumer threads stamp nothing).
+TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
+  if (threadIdx.x == kStampingConsumer) stamp(s);
+}
 // Thread 0, last: cycles since entry. Stamps of other threads that are still running (a consumer
 // warpgroup's drain, when no exit barrier waits for it) may be stale.
 TC_DEVICE TC_FORCEINLINE void print_timeline() {
@@ -55,6 +59,7 @@ TC_DEVICE TC_FORCEINLINE void print_timeline() {
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp, bool&) {}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {}
+TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {}
 #endif
 
