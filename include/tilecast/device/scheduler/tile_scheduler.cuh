@@ -90,14 +90,18 @@ class TileScheduler {
   TC_HOST_DEVICE bool seek(uint32_t unit) {
     // Dense and batched grids (groups, split-K slices) all hold the same units: straight to the
     // unit's grid, not through every grid before it (a CTA of the last of 24 slices scanned 23,
-    // each a few runtime divisions, before its first load).
-    const bool same_size_grids = p_.type == GemmType::kNormal || p_.type == GemmType::kBatched;
-    if (same_size_grids && valid_ && grid_.units() != 0 && unit >= grid_.first_unit + grid_.units()) {
-      const uint32_t index = unit / grid_.units();
-      valid_ = load_group(index, index * grid_.units(), 0);
-    }
-    while (valid_ && unit >= grid_.first_unit + grid_.units()) {
-      valid_ = load_group(grid_.index + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
+    // each a few runtime divisions, before its first load). Only the grid's place in the walk
+    // changes, not its size: a full load_group there spilled in a 4x1 dynamic-unit kernel with C.
+    // (Grids with no units: the problem has none.)
+    if (p_.type == GemmType::kNormal || p_.type == GemmType::kBatched) {
+      if (valid_ && unit >= grid_.first_unit + grid_.units()) {
+        const uint32_t units = grid_.units(), index = units != 0 ? unit / units : ~0u;
+        valid_ = index < grids();
+        if (valid_) place_grid(grid_, index, index * units);
+      }
+    } else {
+      while (valid_ && unit >= grid_.first_unit + grid_.units())
+        valid_ = load_group(grid_.index + 1, grid_.first_unit + grid_.units(), grid_.k_base + grid_.k);
     }
     if (!valid_) return false;
     place_unit(unit - grid_.first_unit);
@@ -188,24 +192,33 @@ class TileScheduler {
     return w;
   }
 
-  // Loads grid `index` of the walk; its units start at first_unit and (k-grouped) its K columns at
-  // k_base.
-  TC_HOST_DEVICE bool load_group(uint32_t index, uint32_t first_unit, uint32_t k_base) {
-    const uint32_t groups = has_group_grids(p_) ? p_.num_groups : 1u;
-    if (index >= groups * p_.k_splits) return false;
-    GroupGrid gr;
+  TC_HOST_DEVICE uint32_t groups() const { return has_group_grids(p_) ? p_.num_groups : 1u; }
+  // The walk's grids: one per group and split-K slice.
+  TC_HOST_DEVICE uint32_t grids() const { return groups() * p_.k_splits; }
+
+  // Where grid `index` sits in the walk, and (split-K) which K slice it holds.
+  TC_HOST_DEVICE void place_grid(GroupGrid& gr, uint32_t index, uint32_t first_unit) const {
+    const uint32_t groups = this->groups();
     gr.index = index;
-    const uint32_t g = p_.k_splits == 1 ? index : index % groups;
-    gr.group = g;
+    gr.group = p_.k_splits == 1 ? index : index % groups;
     gr.d_group = index;
     gr.first_unit = first_unit;
-    gr.rows = p_.m;
     gr.k = p_.k;
     if (p_.k_splits != 1) {
       const KSlice s = split_k_slice(p_.k, p_.k_splits, c_.block_k, index / groups);
       gr.k_base = s.begin;
       gr.k = s.size;
     }
+  }
+
+  // Loads grid `index` of the walk; its units start at first_unit and (k-grouped) its K columns at
+  // k_base.
+  TC_HOST_DEVICE bool load_group(uint32_t index, uint32_t first_unit, uint32_t k_base) {
+    if (index >= grids()) return false;
+    GroupGrid gr;
+    gr.rows = p_.m;
+    place_grid(gr, index, first_unit);
+    const uint32_t g = gr.group;
     switch (p_.type) {
       case GemmType::kMGroupedContiguous:
         if (p_.contiguous_layout == ContiguousLayout::kOffsets) {
