@@ -57,6 +57,16 @@ TC_DEVICE TC_FORCEINLINE void prefetch_tensormap(const void* desc) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(desc)) : "memory");
 }
 
+// cp.async.bulk.prefetch.tensor.3d.L2.global.tile [desc, {c0, c1, c2}]; sm_90. Brings one TMA box
+// of a 3-D tensor into L2, writing no shared memory and completing on no barrier (CCCL's
+// cuda::ptx has no wrapper for it).
+TC_DEVICE TC_FORCEINLINE void prefetch_tensor_3d(const void* desc, const int32_t (&c)[3]) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(desc)),
+               "r"(c[0]), "r"(c[1]), "r"(c[2])
+               : "memory");
+}
+
 // Keeps the compiler from moving accumulator registers across in-flight wgmma operations.
 TC_DEVICE TC_FORCEINLINE void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 

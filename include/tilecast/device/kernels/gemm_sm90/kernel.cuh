@@ -23,6 +23,8 @@ TC_DEVICE TC_FORCEINLINE void leave_cluster() {
 
 // The thread that initializes the CTA's mbarriers: the first consumer's.
 inline constexpr uint32_t kBarrierInitThread = 128;
+// The thread that prefetches the first stages into L2: the first consumer's second warp.
+inline constexpr uint32_t kPrefetchThread = kBarrierInitThread + 32;
 
 // The JIT instantiates this with a generated traits struct of named fields (spec.cuh, spec_of).
 template <class Traits>
@@ -51,7 +53,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   }
   // The first consumer thread sets the barriers up: the consumers have nothing to do until the
   // first stage lands, while warp 0's lanes are the producer's.
-  static_assert(Cfg::kThreads > kBarrierInitThread, "every kernel has a consumer warpgroup");
+  static_assert(Cfg::kThreads > kPrefetchThread, "every kernel has a consumer warpgroup");
   if (threadIdx.x == kBarrierInitThread) {
     operand_ring(smem, params).init();
     unit_ring(smem, params).init();
@@ -66,6 +68,12 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // Relaxed: the fence has released the inits, the only writes a peer must see first. (A release
   // arrive costs every thread a GPU-scope memory barrier.)
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
+  // One-wave problems prefetch their first stages (first_stage_prefetch.cuh). By a consumer warp,
+  // which has nothing to do until the first stage lands, and between arrive and wait, so that no
+  // one waits for it. (From the producer's warpgroup, before the arrive, it delayed the first
+  // load by 600 cycles.)
+  if constexpr ((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK)
+    if (threadIdx.x == kPrefetchThread) prefetch_first_stages<Cfg>(tma_a, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
   if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
   // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and
