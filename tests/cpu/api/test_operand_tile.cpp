@@ -109,11 +109,19 @@ TEST(OperandTile, DescriptorFields) {
   EXPECT_EQ((d >> 32) & 0x3FFFu, mn.sbo >> 4);
   EXPECT_EQ((d >> 49) & 0x7u, 0u) << "base offset 0: tiles are 1024-aligned";
   EXPECT_EQ(d >> 62, 1u) << "128-byte swizzle";
-  // Stepping the whole descriptor along K moves only its start field (no carry out of bits 0-13
-  // for any step inside a tile).
-  const uint64_t last = d + 3 * desc_step_k16(mn);
+  // The kernel steps only the low word along K: the same descriptor as stepping all 64 bits, and
+  // only the start field moves (no carry out of bits 0-13), for any tile in shared memory.
+  const uint64_t last = sw128_desc(sw128_desc_lo(addr, mn.lbo) + 3 * desc_step_k16(mn), mn);
   EXPECT_EQ(last & 0x3FFFu, (addr + 3 * mn.k16_step) >> 4);
   EXPECT_EQ(last >> 14, d >> 14);
+  constexpr uint32_t kSmemBytes = 227 * 1024;
+  for (const OperandTile& t : {mn, k})
+    for (uint32_t at = 0; at + t.bytes <= kSmemBytes; at += 1024)
+      for (uint32_t k16 = 0; k16 < kGemmBlockK / kWgmmaK; ++k16) {
+        const uint64_t stepped = sw128_desc(sw128_desc_lo(at, t.lbo) + k16 * desc_step_k16(t), t);
+        ASSERT_EQ(stepped, sw128_desc(at, t.lbo, t.sbo) + k16 * desc_step_k16(t)) << at << " " << k16;
+        ASSERT_EQ(stepped >> 14, sw128_desc(at, t.lbo, t.sbo) >> 14) << at << " " << k16;
+      }
 }
 
 TEST(OperandTile, GeometryFollowsTheLayout) {

@@ -71,15 +71,15 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
       for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
     ptx::wgmma_fence();
     constexpr OperandTile kA = Cfg::kATile, kB = Cfg::kBTile;
-    const uint64_t desc_b = make_sw128_desc(smem.b[state.stage], kB);
+    const uint32_t b_lo = sw128_desc_lo(smem.b[state.stage], kB);
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
-      const uint64_t desc_a =
-          make_sw128_desc(smem.a[state.stage] + kA.mn_offset(warpgroup * Cfg::kWarpgroupM + a * kWgmmaAtomRows), kA);
+      const uint32_t a_lo =
+          sw128_desc_lo(smem.a[state.stage] + kA.mn_offset(warpgroup * Cfg::kWarpgroupM + a * kWgmmaAtomRows), kA);
 #pragma unroll
       for (uint32_t k16 = 0; k16 < Cfg::kBlockK / kWgmmaK; ++k16)
-        Mma::template mma<kA.mn_major, kB.mn_major>(acc[a], desc_a + k16 * desc_step_k16(kA),
-                                                    desc_b + k16 * desc_step_k16(kB), (kk | k16) != 0);
+        Mma::template mma<kA.mn_major, kB.mn_major>(acc[a], sw128_desc(a_lo + k16 * desc_step_k16(kA), kA),
+                                                    sw128_desc(b_lo + k16 * desc_step_k16(kB), kB), (kk | k16) != 0);
     }
     ptx::wgmma_commit_group();
 #pragma unroll
