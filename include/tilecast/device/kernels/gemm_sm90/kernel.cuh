@@ -23,7 +23,7 @@ TC_DEVICE TC_FORCEINLINE void leave_cluster() {
 
 // The thread that initializes the CTA's mbarriers: the first consumer's.
 inline constexpr uint32_t kBarrierInitThread = 128;
-// The thread that prefetches the first stages into L2: the first consumer's second warp.
+// The thread that prefetches the tiles' first stage into L2: the first consumer's second warp.
 inline constexpr uint32_t kPrefetchThread = kBarrierInitThread + 32;
 
 // The JIT instantiates this with a generated traits struct of named fields (spec.cuh, spec_of).
@@ -68,12 +68,12 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // Relaxed: the fence has released the inits, the only writes a peer must see first. (A release
   // arrive costs every thread a GPU-scope memory barrier.)
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
-  // One-wave problems prefetch their first stages (first_stage_prefetch.cuh). By a consumer warp,
-  // which has nothing to do until the first stage lands, and between arrive and wait, so that no
-  // one waits for it. (From the producer's warpgroup, before the arrive, it delayed the first
-  // load by 600 cycles.)
+  // One-wave problems prefetch their tiles' first stage (first_stage_prefetch.cuh). By a consumer
+  // warp, which has nothing to do until the first stage lands, and between arrive and wait, so
+  // that no one waits for it. (From the producer's warpgroup, before the arrive, it delayed the
+  // first load by 600 cycles.)
   if constexpr ((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK)
-    if (threadIdx.x == kPrefetchThread) prefetch_first_stages<Cfg>(tma_a, tma_b, params);
+    if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
   if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
   // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and

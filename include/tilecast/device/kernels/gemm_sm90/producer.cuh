@@ -64,19 +64,19 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
   }
 }
 
-// This CTA's share of the first stages of a one-wave problem, prefetched into L2
+// This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
 // (first_stage_prefetch.cuh). Dense and batched kernels without split-K.
 template <typename Cfg>
-TC_DEVICE void prefetch_first_stages(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b, const GemmParams& params) {
+TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b, const GemmParams& params) {
   static_assert((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK);
   const GemmProblem p = kernel_problem<Cfg>(params);
   const uint32_t groups = Cfg::kGemmType == GemmType::kBatched ? p.num_groups : 1u;
-  const FirstStagePrefetch plan = FirstStagePrefetch::plan(
-      ceil_div(p.m, Cfg::kBlockM), ceil_div(p.n, Cfg::kBlockN), ceil_div(p.k, Cfg::kBlockK), groups,
-      a_per_group(Cfg::kGemmType) ? groups : 1u, b_per_group(Cfg::kGemmType) ? groups : 1u, Cfg::kStages, gridDim.x);
+  const FirstStagePrefetch plan =
+      FirstStagePrefetch::plan(ceil_div(p.m, Cfg::kBlockM), ceil_div(p.n, Cfg::kBlockN), groups,
+                               a_per_group(Cfg::kGemmType) ? groups : 1u, b_per_group(Cfg::kGemmType) ? groups : 1u, gridDim.x);
   for (uint32_t i = blockIdx.x; i < plan.tiles; i += gridDim.x) {
     const PrefetchTile t = plan.tile(i);
-    TileWork w;  // the coordinates' view of the tile: only its origin, group and K start
+    TileWork w;  // the coordinates' view of the tile: only its origin, group and K start (0)
     w.row = t.block * Cfg::kBlockM;
     w.col = t.block * Cfg::kBlockN;
     w.group = t.group;
@@ -85,13 +85,13 @@ TC_DEVICE void prefetch_first_stages(const TmaDescriptor& tma_a, const TmaDescri
     if (t.is_a) {
 #pragma unroll
       for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
-        TileCoords<Cfg::kGemmType>::a(w, t.k_step, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
+        TileCoords<Cfg::kGemmType>::a(w, 0, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
         ptx::prefetch_tensor_3d(&tma_a, c);
       }
     } else {
 #pragma unroll
       for (uint32_t box = 0; box < Cfg::kBTile.boxes; ++box) {
-        TileCoords<Cfg::kGemmType>::b(w, t.k_step, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
+        TileCoords<Cfg::kGemmType>::b(w, 0, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
         ptx::prefetch_tensor_3d(&tma_b, c);
       }
     }
