@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/device/scheduler/cluster.cuh"
 
 namespace tilecast::test {
@@ -71,7 +72,7 @@ std::vector<GemmCase> correctness_cases() {
     for (const GemmCase& s : tall) {
       GemmCase c = with_tiles(s, cs);
       const uint32_t variant = turn++;
-      c.config.block_m = 192;
+      c.config.block_m = kThreeWarpgroupBlockM;
       c.config.block_n = variant % 3 == 0 ? 192 : variant % 3 == 1 ? 128 : 176;
       c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
       c.with_c = (variant & 2) != 0;
@@ -110,7 +111,7 @@ std::vector<GemmCase> companion_cases() {
   // The dynamic-unit kernel with 192-row tiles.
   for (const ClusterShape cs : {ClusterShape{2, 2}, ClusterShape{1, 4}}) {
     GemmCase c = with_tiles({"tile192_companion", 1000, 1320, 200}, cs);
-    c.config.block_m = 192;
+    c.config.block_m = kThreeWarpgroupBlockM;
     c.config.block_n = 192;
     c.config.companion = 1;
     out.push_back(c);
