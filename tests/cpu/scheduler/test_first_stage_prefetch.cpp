@@ -33,22 +33,18 @@ struct Case {
 
 constexpr uint32_t kBlockK = 64;
 
-uint32_t boxes_per_tile(uint32_t block_rows, bool mn_major) { return mn_major ? block_rows / kSwizzleSpanElems : 1; }
-
+// Counts the TMA boxes of w's first-k-step A tile (is_a) or B tile in `boxes`.
 template <GemmType kType>
-void add_a(std::map<Box, int>& boxes, const TileWork& w, uint32_t kk, const Case& c) {
-  for (uint32_t box = 0; box < boxes_per_tile(c.block_m, c.a_mn_major); ++box) {
+void add_first_k_step(std::map<Box, int>& boxes, const TileWork& w, bool is_a, const Case& c) {
+  const bool mn_major = is_a ? c.a_mn_major : c.b_mn_major;
+  const uint32_t tile_boxes = mn_major ? (is_a ? c.block_m : c.block_n) / kSwizzleSpanElems : 1;
+  for (uint32_t box = 0; box < tile_boxes; ++box) {
     int32_t x[3];
-    TileCoords<kType>::a(w, kk, kBlockK, c.a_mn_major, box, x);
-    ++boxes[{0, x[0], x[1], x[2]}];
-  }
-}
-template <GemmType kType>
-void add_b(std::map<Box, int>& boxes, const TileWork& w, uint32_t kk, const Case& c) {
-  for (uint32_t box = 0; box < boxes_per_tile(c.block_n, c.b_mn_major); ++box) {
-    int32_t x[3];
-    TileCoords<kType>::b(w, kk, kBlockK, c.b_mn_major, box, x);
-    ++boxes[{1, x[0], x[1], x[2]}];
+    if (is_a)
+      TileCoords<kType>::a(w, 0, kBlockK, mn_major, box, x);
+    else
+      TileCoords<kType>::b(w, 0, kBlockK, mn_major, box, x);
+    ++boxes[{is_a ? 0 : 1, x[0], x[1], x[2]}];
   }
 }
 
@@ -77,10 +73,7 @@ std::map<Box, int> prefetched(const Case& c, uint32_t ctas) {
       w.row = t.block * c.block_m;
       w.col = t.block * c.block_n;
       w.group = t.group;
-      if (t.is_a)
-        add_a<kType>(boxes, w, 0, c);
-      else
-        add_b<kType>(boxes, w, 0, c);
+      add_first_k_step<kType>(boxes, w, t.is_a, c);
     }
   return boxes;
 }
@@ -96,8 +89,8 @@ std::map<Box, int> first_stage(const Case& c) {
   std::map<Box, int> boxes;
   for_each_valid_work(problem_of(c), config, [&](const TileWork& w) {
     if (w.num_k_steps == 0) return;
-    add_a<kType>(boxes, w, 0, c);
-    add_b<kType>(boxes, w, 0, c);
+    add_first_k_step<kType>(boxes, w, true, c);
+    add_first_k_step<kType>(boxes, w, false, c);
   });
   for (auto& [box, count] : boxes) count = 1;
   return boxes;

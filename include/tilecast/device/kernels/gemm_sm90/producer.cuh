@@ -65,7 +65,9 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
 }
 
 // This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
-// (first_stage_prefetch.cuh). Dense and batched kernels without split-K.
+// (first_stage_prefetch.cuh). Dense and batched kernels without split-K. A companion launch
+// judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
+// costs an L2 hit each.
 template <typename Cfg>
 TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b, const GemmParams& params) {
   static_assert((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK);
