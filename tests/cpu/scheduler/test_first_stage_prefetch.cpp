@@ -110,12 +110,12 @@ void check(const Case& c) {
   EXPECT_EQ(plan_of(c, tiles - 1).tiles, 0u) << c.describe();
 }
 
-TEST(FirstStagePrefetch, CoversEveryTilesFirstStagesOnce) {
+TEST(FirstStagePrefetch, CoversEveryDenseTilesFirstStageOnce) {
   int cases = 0;
   for (const ClusterShape cluster : {ClusterShape{1, 1}, ClusterShape{2, 1}, ClusterShape{1, 2}, ClusterShape{2, 2}})
     for (const std::array<uint32_t, 2> block : {std::array<uint32_t, 2>{128, 64}, {128, 128}, {64, 256}, {192, 128}})
-      for (const std::array<uint32_t, 3> mnk : {std::array<uint32_t, 3>{1000, 1000, 1000}, {512, 512, 512}, {255, 576, 7168},
-                                                {64, 64, 64}, {130, 200, 100}})
+      for (const std::array<uint32_t, 3> mnk :
+           {std::array<uint32_t, 3>{1000, 1000, 1000}, {512, 512, 512}, {255, 576, 7168}, {64, 64, 64}, {130, 200, 100}})
         for (const bool mn_major : {false, true}) {
           const Case dense_case{GemmType::kNormal, mnk[0], mnk[1], mnk[2], 1, block[0], block[1], cluster,
                                 mn_major, !mn_major};
@@ -126,7 +126,7 @@ TEST(FirstStagePrefetch, CoversEveryTilesFirstStagesOnce) {
   EXPECT_GT(cases, 70);
 }
 
-TEST(FirstStagePrefetch, CoversEveryBatchsFirstStagesOnce) {
+TEST(FirstStagePrefetch, CoversEveryBatchedTilesFirstStageOnce) {
   int cases = 0;
   for (const ClusterShape cluster : {ClusterShape{1, 1}, ClusterShape{2, 1}, ClusterShape{1, 2}})
     for (const uint32_t groups : {2u, 3u, 8u, 32u})

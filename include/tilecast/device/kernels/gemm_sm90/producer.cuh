@@ -73,9 +73,10 @@ TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescrip
   static_assert((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK);
   const GemmProblem p = kernel_problem<Cfg>(params);
   const uint32_t groups = Cfg::kGemmType == GemmType::kBatched ? p.num_groups : 1u;
-  const FirstStagePrefetch plan =
-      FirstStagePrefetch::plan(ceil_div(p.m, Cfg::kBlockM), ceil_div(p.n, Cfg::kBlockN), groups,
-                               a_per_group(Cfg::kGemmType) ? groups : 1u, b_per_group(Cfg::kGemmType) ? groups : 1u, gridDim.x);
+  const uint32_t a_groups = a_per_group(Cfg::kGemmType) ? groups : 1u;
+  const uint32_t b_groups = b_per_group(Cfg::kGemmType) ? groups : 1u;
+  const FirstStagePrefetch plan = FirstStagePrefetch::plan(ceil_div(p.m, Cfg::kBlockM), ceil_div(p.n, Cfg::kBlockN),
+                                                           groups, a_groups, b_groups, gridDim.x);
   for (uint32_t i = blockIdx.x; i < plan.tiles; i += gridDim.x) {
     const PrefetchTile t = plan.tile(i);
     TileWork w;  // the coordinates' view of the tile: only its origin, group and K start (0)
