@@ -137,8 +137,11 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
 
 }  // namespace geometry_detail
 
+// Warpgroup 0 is the producer's, warpgroups 1.. the consumers': thread 128 is the first consumer's.
+inline constexpr uint32_t kWarpgroupThreads = 128;
+inline constexpr uint32_t kFirstConsumerThread = kWarpgroupThreads;
+
 TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
-  constexpr uint32_t kWarpgroupThreads = 128;
   GemmGeometry g;
   g.threads = kWarpgroupThreads * (1 + s.consumer_warpgroups);
   g.consumer_warps = 4 * s.consumer_warpgroups;

@@ -22,7 +22,7 @@ TC_DEVICE TC_FORCEINLINE void leave_cluster() {
 }
 
 // The thread that initializes the CTA's mbarriers: the first consumer's.
-inline constexpr uint32_t kBarrierInitThread = 128;
+inline constexpr uint32_t kBarrierInitThread = kFirstConsumerThread;
 // The thread that prefetches the tiles' first stage into L2: the first consumer's second warp.
 inline constexpr uint32_t kPrefetchThread = kBarrierInitThread + 32;
 
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   extern __shared__ uint8_t raw_smem[];
   const GemmSm90Smem<Cfg> smem(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw_smem) + kSwizzleAtomBytes - 1) &
                                                          ~uintptr_t{kSwizzleAtomBytes - 1}));
-  const uint32_t warpgroup = threadIdx.x / 128;
+  const uint32_t warpgroup = threadIdx.x / kWarpgroupThreads;
   stamp_entry();
 
   // The descriptors' first fetch overlaps the barrier setup instead of the first loads and stores.
@@ -72,8 +72,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // warp, which has nothing to do until the first stage lands, and between arrive and wait, so
   // that no one waits for it. (From the producer's warpgroup, before the arrive, it delayed the
   // first load by 600 cycles.)
-  if constexpr ((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK)
-    if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_b, params);
+  if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
   if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
   // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and

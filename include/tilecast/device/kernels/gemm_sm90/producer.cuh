@@ -65,12 +65,13 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
 }
 
 // This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
-// (first_stage_prefetch.cuh). Dense and batched kernels without split-K. A companion launch
+// (first_stage_prefetch.cuh); nothing in grouped and split-K kernels. A companion launch
 // judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
 // costs an L2 hit each.
 template <typename Cfg>
 TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b, const GemmParams& params) {
-  static_assert((Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched) && !Cfg::kSplitK);
+  constexpr bool kDenseOrBatched = Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched;
+  if constexpr (!kDenseOrBatched || Cfg::kSplitK) return;
   const GemmProblem p = kernel_problem<Cfg>(params);
   const uint32_t groups = Cfg::kGemmType == GemmType::kBatched ? p.num_groups : 1u;
   const uint32_t a_groups = a_per_group(Cfg::kGemmType) ? groups : 1u;
@@ -79,11 +80,10 @@ TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescrip
                                                            groups, a_groups, b_groups, gridDim.x);
   for (uint32_t i = blockIdx.x; i < plan.tiles; i += gridDim.x) {
     const PrefetchTile t = plan.tile(i);
-    TileWork w;  // the coordinates' view of the tile: only its origin, group and K start (0)
+    TileWork w;  // the coordinates' view of the tile: only its origin and group (K starts at 0)
     w.row = t.block * Cfg::kBlockM;
     w.col = t.block * Cfg::kBlockN;
     w.group = t.group;
-    w.k_begin = 0;
     int32_t c[3];
     if (t.is_a) {
 #pragma unroll

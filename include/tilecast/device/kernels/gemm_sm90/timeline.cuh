@@ -5,12 +5,9 @@
 // the k-loop's length does not.
 #pragma once
 
-#include "tilecast/device/common.cuh"
+#include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 
 namespace tilecast {
-
-// The consumer thread that stamps: the first of consumer warpgroup 0.
-inline constexpr uint32_t kStampingConsumer = 128;
 
 enum class Stamp : uint32_t {
   kEntry = 0,
@@ -39,9 +36,9 @@ TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
   if (threadIdx.x == 0) stamp(Stamp::kEntry);
 }
-// The stamping consumer thread's stamps (the other consumer threads stamp nothing).
+// The first consumer thread's stamps (the other consumer threads stamp nothing).
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
-  if (threadIdx.x == kStampingConsumer) stamp(s);
+  if (threadIdx.x == kFirstConsumerThread) stamp(s);
 }
 // Thread 0, last: cycles since entry. Stamps of other threads that are still running (a consumer
 // warpgroup's drain, when no exit barrier waits for it) may be stale.
