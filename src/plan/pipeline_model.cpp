@@ -57,6 +57,8 @@ std::vector<RingPosition> ring_positions(uint32_t stages, bool producer, uint32_
 
 enum class OpKind : uint8_t {
   kWaitEmpty,     // producer: parity wait on the stage's empty barrier (a fill, or a teardown round)
+  kSkipEmpty,     // producer, first pass over the ring: no wait (StageRing::acquire with `fresh`);
+                  // the model checks that the wait would have passed
   kFill,          // producer, valid round: arrive.expect_tx on its own full barrier
   kArriveFull,    // producer, phantom round: a plain arrive on its own full barrier
   kIssue,         // producer: one TMA load into the stage of every rank in `mask`
@@ -102,9 +104,10 @@ std::vector<TileWork> cta_steps(const GemmProblem& p, const LaunchSpec& launch, 
   return steps;
 }
 
-// run_producer: per round an empty wait, then the fill (or a phantom's plain arrive), then the
-// teardown's waits (S15).
-std::vector<Op> producer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, BoxBytes box) {
+// run_producer: per round an empty wait (none in the first `fresh_rounds`: the ring's first pass),
+// then the fill (or a phantom's plain arrive), then the teardown's waits (S15).
+std::vector<Op> producer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, BoxBytes box,
+                                 uint32_t fresh_rounds) {
   const uint32_t rounds = count_rounds(steps);
   const std::vector<RingPosition> at = ring_positions(protocol.stages, true, rounds + protocol.teardown_rounds);
   std::vector<Op> ops;
@@ -112,7 +115,8 @@ std::vector<Op> producer_program(const std::vector<TileWork>& steps, const RingP
   for (const TileWork& w : steps) {
     for (uint32_t kk = 0; kk < w.num_k_steps; ++kk, ++round) {
       const uint32_t s = at[round].stage;
-      ops.push_back({.kind = OpKind::kWaitEmpty, .stage = s, .parity = at[round].parity, .round = round});
+      const OpKind wait = round < fresh_rounds ? OpKind::kSkipEmpty : OpKind::kWaitEmpty;
+      ops.push_back({.kind = wait, .stage = s, .parity = at[round].parity, .round = round});
       if (!w.valid) {
         ops.push_back({.kind = OpKind::kArriveFull, .stage = s, .round = round});
         continue;
@@ -262,7 +266,8 @@ class Model {
       c.full.assign(c.protocol.stages, fresh(c.protocol.full_arrivals));
       c.empty.assign(c.protocol.stages, fresh(c.protocol.empty_arrivals));
       c.read_through.assign(c.protocol.releasers_per_cta, 0);
-      add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box)});
+      const uint32_t fresh_rounds = opt_.fresh_rounds.value_or(c.protocol.stages);
+      add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box, fresh_rounds)});
       for (uint32_t w = 0; w < c.protocol.releasers_per_cta; ++w)
         add_agent({.role = Role::kConsumer, .cta = i, .warp = w, .ops = consumer_program(steps, c.protocol)});
       add_agent({.role = Role::kExit, .cta = i, .ops = exit_program(opt_.exit_barrier)});
@@ -356,6 +361,11 @@ class Model {
     switch (op.kind) {
       case OpKind::kWaitEmpty:
         if (!pass_or_park(c.empty[op.stage].passed(op.parity), c.empty[op.stage].waiters, id)) return false;
+        break;
+      case OpKind::kSkipEmpty:
+        if (!c.empty[op.stage].passed(op.parity))
+          fail(who(c), "'s producer skips its wait for round ", op.round, " on stage ", op.stage,
+               ", which would block: the stage is not yet released");
         break;
       case OpKind::kWaitFull:
         if (!pass_or_park(c.full[op.stage].passed(op.parity), c.full[op.stage].waiters, id)) return false;

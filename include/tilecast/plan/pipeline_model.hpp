@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct PipelineModelOptions {
   bool exit_barrier = true;
   // Tests only: changes the protocol of each rank of a cluster, to plant faults.
   ProtocolHook protocol;
+  // Tests only: the producer's rounds without an empty wait (the kernel's: one pass over the
+  // ring, protocol.stages), to plant a fault.
+  std::optional<uint32_t> fresh_rounds;
   uint32_t max_violations = 20;
 };
 

@@ -24,6 +24,7 @@ const std::string kExited = "exited";
 const std::string kDeadlock = "deadlock:";
 const std::string kEarlyRead = "loads landed";
 const std::string kOpenPhase = "ends inside phase";
+const std::string kSkippedBlock = "which would block";
 
 PipelineModelResult play(const GemmProblem& p, const TileConfig& c, uint32_t clusters, const PipelineModelOptions& o) {
   return plan::play_pipeline(p, {c, clusters}, o);
@@ -54,7 +55,8 @@ struct ModelCase {
 
 // 6 cluster shapes x 5 gemm types x 20 problems, each under 3 interleavings: two with the kernel's
 // protocol and exit, one with the exit barrier off (the teardown alone must then keep every
-// arrival off exited CTAs).
+// arrival off exited CTAs). The producer skips its first pass's waits, as the kernel does; each
+// would have passed.
 TEST(PipelineModel, KernelProtocolHoldsOverRandomProblems) {
   ProblemGenerator gen(20261201);
   uint64_t runs = 0, rounds = 0, multicasts = 0;
@@ -161,6 +163,18 @@ TEST(PipelineModelCatchesFaults, ReleaseToSelfOnlyDeadlocks) {
     PipelineModelOptions faulty = options();
     faulty.protocol = [](uint32_t rank, RingProtocol& p) { p.release_mask = static_cast<uint16_t>(1u << rank); };
     EXPECT_TRUE(caught(cluster, options(), faulty, kDeadlock));
+  }
+}
+
+// The producer skipping one wait more than its first pass over the ring: it fills a stage whose
+// release has not come (the model reports the skip before the overwrite it leads to).
+TEST(PipelineModelCatchesFaults, SkippingAWaitPastTheFirstPassIsCaught) {
+  for (const ClusterShape& cluster : {ClusterShape{1, 1}, kShared[0], kShared[2], kShared[3]}) {
+    for (uint32_t stages : {2u, 4u}) {
+      PipelineModelOptions faulty = options(stages);
+      faulty.fresh_rounds = stages + 1;
+      EXPECT_TRUE(caught(cluster, options(stages), faulty, kSkippedBlock)) << stages << " stages";
+    }
   }
 }
 

@@ -105,22 +105,31 @@ template <typename Cfg>
 TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
                             const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
   constexpr bool kAlone = Cfg::kClusterSize == 1;  // every load is this CTA's own (load_box)
+  stamp(Stamp::kProducerIn);
   TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
   const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = producer_start_state<Cfg::kTileSlots>();
-  bool first_load = false;  // stamped (timeline.cuh)
+  stamp(Stamp::kSchedulerBuilt);
+  // Both rings' first passes skip their waits (StageRing::acquire): 512^3 1.3% and 256^3 b32
+  // 1.8% faster, large problems unchanged (bench/results/2026-12-02-h200-final-suites.md).
+  uint32_t fresh_stages = Cfg::kStages, fresh_slots = Cfg::kTileSlots;
+  bool first_load = false, first_seek = false;  // stamped (timeline.cuh)
   while (scheduler.seek(units.next())) {
+    stamp_once(Stamp::kFirstSeek, first_seek);
     for (uint32_t step = 0; step < scheduler.steps_per_unit(); ++step) {
       // The slot first, before the step's work is live: a wait beside the TileWork costs the
       // producer more registers than its 56 (batched 4x1 clusters spilled).
-      tiles.acquire(tile);
+      tiles.acquire(tile, fresh_slots);
+      stamp_first(Stamp::kFirstSlot, first_load);
       const TileWork w = scheduler.work(step);
+      stamp_first(Stamp::kFirstWork, first_load);
       publish(smem, tiles, tile, tile_info<Cfg>(w));
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
-        ring.acquire(state);
+        ring.acquire(state, fresh_stages);
+        stamp_first(Stamp::kFirstStageFree, first_load);
         uint64_t* full = ring.full_barrier(state.stage);
         if (w.valid) {
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
@@ -149,7 +158,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       }
     }
   }
-  tiles.acquire(tile);
+  tiles.acquire(tile, fresh_slots);
   publish(smem, tiles, tile, TileInfo{kTileEnd, 0, 0, 0, 0, 0, 0, 0});
   units.finish();
   ring.tail(state);

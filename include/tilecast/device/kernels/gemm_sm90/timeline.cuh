@@ -12,6 +12,12 @@ namespace tilecast {
 enum class Stamp : uint32_t {
   kEntry = 0,
   kClusterReady,   // the barrier-init thread past the prologue's cluster barrier
+  kProducerIn,     // the producer thread enters run_producer (past setmaxnreg and its election)
+  kSchedulerBuilt, // ... its scheduler, unit source and rings are built
+  kFirstSeek,      // ... the first seek() has returned
+  kFirstSlot,      // ... it holds the tile ring's first slot
+  kFirstWork,      // ... the first step's TileWork is worked out
+  kFirstStageFree, // ... it holds the operand ring's first stage
   kFirstLoad,      // the producer issues its first operand load
   kFirstStage,     // consumer warpgroup 0 holds the first stage of its (last) tile
   kMainloopDone,   // ... its last wgmma of that tile is done
@@ -33,6 +39,10 @@ TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
   if (!done) stamp(s);
   done = true;
 }
+// A stamp on the way to a first event: only while `done` (the event's stamp_once flag) is unset.
+TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp s, bool done) {
+  if (!done) stamp(s);
+}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
   if (threadIdx.x == 0) stamp(Stamp::kEntry);
 }
@@ -51,10 +61,15 @@ TC_DEVICE TC_FORCEINLINE void print_timeline() {
   printf("TL cta %u ready %lld first_load %lld first_stage %lld mainloop %lld stored %lld drained %lld tail %lld exit %lld\n",
          blockIdx.x, at(Stamp::kClusterReady), at(Stamp::kFirstLoad), at(Stamp::kFirstStage), at(Stamp::kMainloopDone),
          at(Stamp::kTileStored), at(Stamp::kDrained), at(Stamp::kTailDone), at(Stamp::kExit));
+  // The producer's path to its first load.
+  printf("TLP cta %u ready %lld in %lld built %lld seek %lld slot %lld work %lld stage %lld load %lld\n", blockIdx.x,
+         at(Stamp::kClusterReady), at(Stamp::kProducerIn), at(Stamp::kSchedulerBuilt), at(Stamp::kFirstSeek),
+         at(Stamp::kFirstSlot), at(Stamp::kFirstWork), at(Stamp::kFirstStageFree), at(Stamp::kFirstLoad));
 }
 #else
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp, bool&) {}
+TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp, bool) {}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {}
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {}
