@@ -45,7 +45,8 @@ class StageRing {
 
   // The same, but skipped in the filler's first pass over the ring, which `fresh` counts down from
   // kStages: those waits would pass at once (producer_start_state) and each still costs a
-  // try_wait. The pipeline model checks that every wait skipped so would have passed.
+  // try_wait. The pipeline model checks, for the operand ring, that every wait skipped so would
+  // have passed (the tile ring is CTA-local and the same argument holds for it).
   TC_DEVICE void acquire(const PipelineState<kStages>& s, uint32_t& fresh) const {
     if (fresh != 0) {
       --fresh;
