@@ -183,7 +183,7 @@ TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
       }
       ++split;
       EXPECT_EQ(p.main.kernel.fused_reduce, choice == 1) << p.describe();
-      if (p.main.kernel.fused_reduce) EXPECT_LE(p.main.kernel.block_n, kFusedReduceMaxBlockN) << p.describe();
+      if (p.main.kernel.fused_reduce) { EXPECT_LE(p.main.kernel.block_n, kFusedReduceMaxBlockN) << p.describe(); }
     }
     EXPECT_GT(split, 0u) << "fused_reduce " << choice;
   }

@@ -83,7 +83,7 @@ TEST(BenchSweep, ThePickComesFirstThenTheCheapestPredicted) {
     EXPECT_EQ(plan_key(s.configs.front().plan), plan_key(plan::plan_gemm(desc, h200())));
     for (size_t i = 1; i < s.configs.size(); ++i) {
       EXPECT_FALSE(s.configs[i].heuristic_pick);
-      if (i > 1) EXPECT_LE(s.configs[i - 1].plan.cost.total_us, s.configs[i].plan.cost.total_us) << i;
+      if (i > 1) { EXPECT_LE(s.configs[i - 1].plan.cost.total_us, s.configs[i].plan.cost.total_us) << i; }
     }
   }
 }
@@ -107,8 +107,8 @@ TEST(BenchSweep, VariesClustersMulticastAndTheCompanionWhereTheyExist) {
   for (const SweepConfig& c : sweep_configs(desc, h200(), {}, 0).configs) {
     const ClusterShape cs = c.plan.main.kernel.cluster;
     // A multicast switch is only ever off where the operand has peers: else it changes nothing.
-    if (cs.n == 1) EXPECT_NE(c.config.multicast_a, 0) << format_config(c.config);
-    if (cs.m == 1) EXPECT_NE(c.config.multicast_b, 0) << format_config(c.config);
+    if (cs.n == 1) { EXPECT_NE(c.config.multicast_a, 0) << format_config(c.config); }
+    if (cs.m == 1) { EXPECT_NE(c.config.multicast_b, 0) << format_config(c.config); }
     variants.insert({cs.m, cs.n, c.config.multicast_a != 0, c.config.multicast_b != 0, c.plan.companion.has_value()});
     tiles.insert({c.plan.main.kernel.block_m, c.plan.main.kernel.block_n});
   }
@@ -175,8 +175,9 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryTileHeight) {
       std::set<uint32_t> seen;
       for (size_t i = 0; i < all.configs.size(); ++i) {
         const bool height_first = seen.insert(all.configs[i].plan.main.kernel.block_m).second;
-        if (kept.count(plan_key(all.configs[i].plan)))
+        if (kept.count(plan_key(all.configs[i].plan))) {
           EXPECT_TRUE(i == 0 || height_first || i < first_left_out) << m << " limit " << limit << " rank " << i;
+        }
       }
       // In the model's order.
       for (size_t i = 1; i + 1 < s.configs.size(); ++i)

@@ -95,7 +95,8 @@ TEST(PlansOnOtherParts, NoEstimateBeatsTheDevicesOwnRoofline) {
   for (const DeviceFacts& f : devices())
     for (const Shape& s : mission_shapes()) {
       const double flops = 2.0 * s.m * s.n * s.k;
-      const double bytes = 2.0 * (double{s.m} * s.k + double{s.n} * s.k + double{s.m} * s.n);
+      const double m = s.m, n = s.n, k = s.k;
+      const double bytes = 2.0 * (m * k + n * k + m * n);
       for (const GemmPlan& p : ranked(f, s)) {
         const std::string what = f.name + " " + name(s) + ": " + p.describe();
         EXPECT_GE(p.cost.mma_us * 1e-6 * f.peak_bf16_tflops * 1e12, flops * (1 - 1e-9)) << what;
@@ -114,7 +115,7 @@ TEST(PlansOnOtherParts, NoClusterThatCannotBeResident) {
   // chosen for the compute-bound shapes.
   const DeviceFacts pcie = DeviceFacts::h100_pcie_model();
   for (const Shape& s : mission_shapes())
-    if (s.m >= 4096) EXPECT_LT(ranked(pcie, s).front().main.kernel.cluster.size(), 4u) << name(s);
+    if (s.m >= 4096) { EXPECT_LT(ranked(pcie, s).front().main.kernel.cluster.size(), 4u) << name(s); }
 }
 
 TEST(PlansOnOtherParts, SplitKIsWeighedWhereTheLargestTilesAreFewerThanThisDevicesSms) {
@@ -150,8 +151,8 @@ TEST(PlansOnOtherParts, FewTilesOnLongKSplitUnlessMemoryBindsAnyway) {
                               })->cost.total_us;
       const bool tie = u.cost.total_us <= cheapest * 1.05;
       cases += idle && !hbm_bound && !tie;
-      if (idle && !hbm_bound && !tie) EXPECT_GT(p.k_splits, 1u) << f.name << " " << name(s) << ": " << u.describe();
-      if (tie) EXPECT_EQ(p.k_splits, 1u) << f.name << " " << name(s) << ": a tie goes to fewer slices";
+      if (idle && !hbm_bound && !tie) { EXPECT_GT(p.k_splits, 1u) << f.name << " " << name(s) << ": " << u.describe(); }
+      if (tie) { EXPECT_EQ(p.k_splits, 1u) << f.name << " " << name(s) << ": a tie goes to fewer slices"; }
       EXPECT_LE(p.cost.total_us, u.cost.total_us) << "a split is taken only when it pays";
     }
   EXPECT_GE(cases, 3u) << "the m = 128 list leaves SMs idle on every device";
@@ -162,7 +163,7 @@ TEST(PlansOnOtherParts, TheH20IsComputeBoundWhereTheH200IsNot) {
   uint32_t mma_bound_h20 = 0, mma_bound_h200 = 0;
   for (const Shape& s : mission_shapes()) {
     const GemmPlan &a = ranked(h20, s).front(), &b = ranked(h200, s).front();
-    if (s.m >= 4096) EXPECT_TRUE(mma_bound(a.cost)) << name(s) << ": " << a.describe();
+    if (s.m >= 4096) { EXPECT_TRUE(mma_bound(a.cost)) << name(s) << ": " << a.describe(); }
     if (s.m != 128) continue;
     mma_bound_h20 += mma_bound(a.cost);
     mma_bound_h200 += mma_bound(b.cost);

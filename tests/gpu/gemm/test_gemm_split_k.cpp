@@ -63,8 +63,8 @@ TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
   size_t nodes = 0;
   const cudaGraphExec_t exec =
       capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config); }, &nodes);
-  if (g.config.fused_reduce == 0) EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel";
-  if (g.config.fused_reduce == 1) EXPECT_EQ(nodes, 1u) << "a fused reduce is the GEMM alone";
+  if (g.config.fused_reduce == 0) { EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel"; }
+  if (g.config.fused_reduce == 1) { EXPECT_EQ(nodes, 1u) << "a fused reduce is the GEMM alone"; }
   ASSERT_TRUE(replays_match(exec, x, g.with_c, 20, stream_));
   cudaGraphExecDestroy(exec);
 }
