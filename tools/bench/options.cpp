@@ -143,9 +143,10 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--with-c") {
       o.with_c = true;
     } else if (a == "--cluster") {
-      config_text += ",cluster=" + next();
+      // Appended in two steps: GCC 12 warns (-Wrestrict, falsely) on "," + a temporary string.
+      (config_text += ",cluster=") += next();
     } else if (a == "--config") {
-      config_text += "," + next();
+      (config_text += ",") += next();
     } else if (a == "--cluster-compare") {
       o.cluster_compare = true;
     } else if (a == "--split-compare") {
