@@ -2,7 +2,7 @@
 // stamps of one CTA's life, printed by every 16th CTA and the last, to see where a short kernel's
 // time goes (bench/results/2026-12-02-h200-prologue.md). Without the macro every call is empty.
 // With it the printf makes ptxas serialise the wgmma (docs/gemm.md): the prologue's stamps hold,
-// the k-loop's length does not.
+// the k-loop's length does not. scripts/timeline_summary.py gives each stamp's median and range.
 #pragma once
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
