@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
         first_failure = rank;
         failure_code = code;
         if (live > 0) {
-          std::fprintf(stderr, "tilecast-launch: stopping the other %d rank(s)\n", live);
+          std::fprintf(stderr, "tilecast-launch: stopping the other %d rank(s): SIGTERM in %lld ms to any left\n", live,
+                       static_cast<long long>(kExitGrace.count()));
           term_pending = true;
           term_at = Clock::now() + kExitGrace;
         }
