@@ -13,17 +13,13 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
 bench=build/tools/bench/tilecast-bench
-files=()
-for round in $(seq 1 "${TC_AB_ROUNDS:-2}"); do
-  for side in A B; do
-    json="$OUT/ab_${side}${round}.json"
-    if [ "$side" = A ]; then
-      env -u TILECAST_JIT_OPTIONS "$bench" "$@" --json "$json" >/dev/null 2>"$OUT/ab_${side}${round}.err"
-    else
-      TILECAST_JIT_OPTIONS="$TC_AB_OPTIONS" "$bench" "$@" --json "$json" >/dev/null 2>"$OUT/ab_${side}${round}.err"
-    fi
-    echo "side $side round $round: exit $?"
-    files+=("$json")
-  done
-done
-python3 scripts/ab_compare.py --b-label="TILECAST_JIT_OPTIONS='$TC_AB_OPTIONS'" "${files[@]}"
+source scripts/ab_rounds.sh
+ab_side() {
+  if [ "$1" = A ]; then
+    env -u TILECAST_JIT_OPTIONS "$bench" "${args[@]}" --json "$2"
+  else
+    TILECAST_JIT_OPTIONS="$TC_AB_OPTIONS" "$bench" "${args[@]}" --json "$2"
+  fi
+}
+args=("$@")
+ab_rounds "${TC_AB_ROUNDS:-2}" "TILECAST_JIT_OPTIONS='$TC_AB_OPTIONS'"

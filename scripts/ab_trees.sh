@@ -44,15 +44,11 @@ if [ -z "${TC_AB_BENCH:-}" ]; then
   done
 fi
 
-files=()
-for round in $(seq 1 "${TC_AB_ROUNDS:-3}"); do
-  for side in A B; do
-    tree=.; [ "$side" = A ] && tree=$old
-    json="$OUT/ab_${side}${round}.json"
-    TILECAST_CACHE_DIR="$PWD/$tree/.jit-cache" "$(bench_of "$tree")" "$@" --json "$json" >/dev/null \
-      2>"$OUT/ab_${side}${round}.err"
-    echo "side $side round $round: exit $?"
-    files+=("$json")
-  done
-done
-python3 scripts/ab_compare.py --b-label="this tree against A = $a_rev" "${files[@]}"
+source scripts/ab_rounds.sh
+ab_side() {
+  local tree=.
+  [ "$1" = A ] && tree=$old
+  TILECAST_CACHE_DIR="$PWD/$tree/.jit-cache" "$(bench_of "$tree")" "${args[@]}" --json "$2"
+}
+args=("$@")
+ab_rounds "${TC_AB_ROUNDS:-3}" "this tree against A = $a_rev"

@@ -14,7 +14,7 @@ import unittest
 
 SCRIPT = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "scripts", "ab_trees.sh"))
-COMPARE = os.path.join(os.path.dirname(SCRIPT), "ab_compare.py")
+HELPERS = [os.path.join(os.path.dirname(SCRIPT), name) for name in ("ab_compare.py", "ab_rounds.sh")]
 
 # Side A (its JIT cache under .ab/old) takes 10 us a call, B 9 us; cuBLAS 9.9 us on both. It
 # also records its arguments, to check that both sides get the bench's.
@@ -33,9 +33,9 @@ json.dump({"rows": [row]}, open(out, "w"))
 
 
 def tree(root):
-    """A stand-in checkout: the two scripts in scripts/."""
+    """A stand-in checkout: the script and its helpers in scripts/."""
     os.makedirs(os.path.join(root, "scripts"))
-    for src in (SCRIPT, COMPARE):
+    for src in [SCRIPT] + HELPERS:
         shutil.copy(src, os.path.join(root, "scripts"))
     return os.path.join(root, "scripts", "ab_trees.sh")
 
