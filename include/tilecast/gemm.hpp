@@ -65,6 +65,12 @@ struct GemmConfig {
   // launch, the same bits; tiles up to 144 wide, unswapped only). -1, the planner's choice, is 0:
   // on the H200 the fused reduce ran 5-26% slower on every split row but one, which it tied.
   int fused_reduce = -1;
+  // Split-K summed across a thread-block cluster: the k_splits CTAs of one cluster compute one
+  // tile's k_splits slices and sum them through distributed shared memory, each CTA a band of the
+  // tile (one launch, no workspace, the same bits as the reduce kernel). 1: on, with k_splits 2, 4
+  // or 8 (0: the planner picks among those), cluster 1x1, unswapped, not with fused_reduce=1.
+  // -1 (the planner's choice) and 0: off.
+  int cluster_reduce = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -118,7 +124,7 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
 }
 
 // "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1,
-// fused_reduce=1" (any
+// fused_reduce=1,cluster_reduce=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

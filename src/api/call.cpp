@@ -85,8 +85,9 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // Swapped operands: the kernel's A is the caller's B (its 128-row tiles run over N) and its B
   // the caller's A; its epilogue stores D, and reads C and the bias, through pointers.
   const bool swap = gemm->plan.main.kernel.swap_ab;
-  // A split kernel that reduces in the GEMM applies the call's epilogue itself, through pointers.
-  const bool fused = gemm->plan.main.kernel.fused_reduce;
+  // A split kernel that reduces in the GEMM (its last slice, or every slice across the cluster)
+  // applies the call's epilogue itself, through pointers.
+  const bool fused = gemm->plan.main.kernel.fused_reduce || gemm->plan.main.kernel.k_cluster > 1;
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
@@ -200,13 +201,19 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
 }
 
 jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
-  const uint32_t cs = l.kernel.cluster.size();
+  const uint32_t cs = l.kernel.cluster.size() * l.kernel.k_cluster;  // a k_cluster launch's clusters are its slices
   return {dim3(l.clusters * cs), dim3(g.geometry.threads), dim3(cs), g.geometry.smem.launch_bytes, stream};
 }
 
 void launch(const PreparedCall& call, cudaStream_t stream) {
   const PreparedGemm& g = *call.gemm;
   const plan::GemmPlan& plan = g.plan;
+  if (plan.k_splits > 1 && plan.main.kernel.k_cluster > 1) {
+    // Summed across each cluster, in the GEMM: no workspace, no reduce kernel.
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+                       call.c_narrow, call.bias, call.params);
+    return;
+  }
   if (plan.k_splits > 1) {
     aim_at_workspace(call, stream);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
@@ -353,7 +360,7 @@ void prepare_call(const CallArgs& args) {
   // A spare workspace for a capture on a stream that never ran a split call (a graph captured on
   // a fresh stream right after prepare(), as torch.cuda.graph does): made by every prepare().
   const plan::GemmPlan& plan = call->gemm->plan;
-  if (plan.k_splits > 1) call->gemm->device->note_workspace(plan.workspace_bytes(), true);
+  if (plan.workspace_bytes() > 0) call->gemm->device->note_workspace(plan.workspace_bytes(), true);
 }
 
 }  // namespace tilecast::api

@@ -73,10 +73,11 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "k_splits") cfg.k_splits = parse_u32(key, v);
     else if (key == "swap_ab") cfg.swap_ab = parse_switch(key, v);
     else if (key == "fused_reduce") cfg.fused_reduce = parse_switch(key, v);
+    else if (key == "cluster_reduce") cfg.cluster_reduce = parse_switch(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
                   "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits, swap_ab, "
-                  "fused_reduce)");
+                  "fused_reduce, cluster_reduce)");
   }
   return cfg;
 }
@@ -97,6 +98,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.k_splits != d.k_splits) s << ",k_splits=" << c.k_splits;
   if (c.swap_ab != d.swap_ab) s << ",swap_ab=" << c.swap_ab;
   if (c.fused_reduce != d.fused_reduce) s << ",fused_reduce=" << c.fused_reduce;
+  if (c.cluster_reduce != d.cluster_reduce) s << ",cluster_reduce=" << c.cluster_reduce;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

@@ -197,7 +197,8 @@ std::optional<std::string> take_wait_timeout_report() {
   if (r->magic != kWaitTimeoutMagic) return std::nullopt;
   static const char* names[] = {"?",         "full",    "empty",     "empty (teardown)", "unit full",
                                 "unit empty", "C full", "C empty", "bias full",        "bias empty",
-                                "tile full",  "tile empty", "k-tail ready", "k-tail cleared"};
+                                "tile full",  "tile empty", "k-tail ready", "k-tail cleared",
+                                "cluster reduce full", "cluster reduce empty"};
   const uint32_t b = r->barrier < std::size(names) ? r->barrier : 0;
   std::string text = "GEMM barrier wait timed out after " + std::to_string(r->timeout_ms) + " ms: " + names[b] +
                      " barrier " + std::to_string(r->index) + " (parity " + std::to_string(r->parity) + "), block " +

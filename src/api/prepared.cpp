@@ -20,7 +20,9 @@ namespace {
 struct PlanKey {
   plan::GemmDesc desc;
   GemmConfig config;
-  int64_t device;  // 64 bits: the struct's tail then needs no padding, whatever GemmConfig's size
+  // 32 bits: GemmConfig holds an odd number of 4-byte fields, and this one ends the struct on 8
+  // bytes. (A field added to GemmConfig fails the assert below: make this 64 bits again.)
+  int32_t device;
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");
@@ -59,7 +61,7 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   jit::Runtime& jit = jit::Runtime::instance();
   p->main = &jit.kernel(gemm_kernel_source(p->plan.main.kernel));
   p->main->ensure_dynamic_smem(p->geometry.smem.launch_bytes);
-  if (p->plan.k_splits > 1) {
+  if (p->plan.workspace_bytes() > 0) {  // split, and not summed across the cluster
     if (!p->plan.main.kernel.fused_reduce) p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
     dev.note_workspace(p->plan.workspace_bytes(), false);
   }

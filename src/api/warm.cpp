@@ -33,7 +33,10 @@ std::string describe_kernel(const GemmKernelSpec& s) {
          (s.type == GemmType::kMGroupedContiguous
               ? (s.contiguous_layout == ContiguousLayout::kOffsets ? " offsets" : " row-index")
               : "") +
-         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? (s.fused_reduce ? " split-K fused" : " split-K") : "") +
+         (s.dynamic_units ? " dynamic" : " static") + (s.split_k ? (s.fused_reduce ? " split-K fused"
+                                 : s.k_cluster > 1 ? " split-K in cluster of " + std::to_string(s.k_cluster)
+                                                   : std::string(" split-K"))
+                   : "") +
          (s.layout != GemmLayout::kNT ? std::string(" ") + layout_name(s.layout) : std::string()) +
          (s.swap_ab ? " swap-AB" : "");
 }

@@ -84,6 +84,14 @@ constexpr double kWorkspaceL2Fraction = 0.5;
 // the k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, after one round
 // trip for the counter's atomic and the first loads (a stated figure).
 constexpr double kFusedReduceLatencyUs = 1.0;
+// Split-K summed across a cluster (GemmKernelSpec::k_cluster; GemmConfig::cluster_reduce): weighed
+// only where the caller asks for it, until the splitk suite has measured it against the reduce
+// kernel. Slice counts: the cluster sizes DeviceFacts knows how many of resident (2, 4, 8).
+constexpr uint32_t kClusterReduceSplits[] = {2, 4, 8};
+// Its terms rank the cluster plans among themselves: two cluster handshakes per tile (a stated
+// figure), then each CTA reads one tile's worth of FP32 partials from the cluster's shared
+// memories, at its SM's share of the L2 -> SM rate (a stand-in for DSMEM's, not measured apart).
+constexpr double kClusterReduceLatencyUs = 0.5;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -232,9 +240,14 @@ GemmProblem swapped_if(const GemmProblem& p, bool swap) {
 // what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
 // of grouped_surrogate.hpp (swapped for a swap_ab candidate).
 
+// Where a split plan's slices are summed.
+enum class SliceSum { kReduceKernel, kFused, kCluster };
+
 std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped_surrogate, const DeviceFacts& f,
                                  const GemmConfig& o, uint32_t bm, uint32_t bn, const ClusterShape& cs,
-                                 uint32_t splits, bool swap, bool fused, std::string& misfit) {
+                                 uint32_t splits, bool swap, SliceSum sum, std::string& misfit) {
+  const bool fused = splits > 1 && sum == SliceSum::kFused;
+  const bool cluster_sum = splits > 1 && sum == SliceSum::kCluster;
   const GemmProblem unsplit_surrogate = swapped_if(unswapped_surrogate, swap);
   GemmKernelSpec k;
   k.block_m = bm;
@@ -254,10 +267,12 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   GemmProblem surrogate = unsplit_surrogate;
   if (splits > 1) {
     // The GEMM stores FP32 partial sums into the workspace; the reduce kernel applies the rest,
-    // or (fused) the tile's last slice does, with the problem's epilogue.
+    // or (fused) the tile's last slice does, or (cluster) each slice sums a band of the tile from
+    // its cluster's shared memories, with the problem's epilogue.
     k.split_k = true;
     k.fused_reduce = fused;
-    if (!fused) {
+    k.k_cluster = cluster_sum ? splits : 1;
+    if (!fused && !cluster_sum) {
       k.out = DType::kFP32;
       k.has_c = k.has_bias = false;
       k.bias_type = DType::kFP32;
@@ -284,6 +299,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   plan.arch = f.arch;
   plan.main.kernel = k;
   plan.schedule = schedule_of(k, o);
+  plan.schedule.k_cluster = k.k_cluster;
   plan.sm_budget = sm_budget(f, o);
   plan.k_splits = splits;
   plan.desc.problem.k_splits = splits;
@@ -295,15 +311,22 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     misfit = "the problem has more than 2^32 units of work for block " + std::to_string(bm) + "x" + std::to_string(bn);
     return std::nullopt;
   }
-  plan.main.clusters = static_cast<uint32_t>(std::min<uint64_t>(f.clusters_for(cs.size(), plan.sm_budget), units));
+  const uint32_t launch_cluster = cs.size() * k.k_cluster;
+  plan.main.clusters = static_cast<uint32_t>(std::min<uint64_t>(f.clusters_for(launch_cluster, plan.sm_budget), units));
   if (plan.main.clusters == 0) {
-    misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not fit in " +
+    misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) +
+             (k.k_cluster > 1 ? " x " + std::to_string(k.k_cluster) + " slices" : std::string()) + " does not fit in " +
              std::to_string(plan.sm_budget) + " SMs";
     return std::nullopt;
   }
   SimOptions fast;
   fast.check = false;
-  const LaunchSpec launch{plan.schedule, plan.main.clusters};
+  // The simulator walks clusters of cluster.m x cluster.n: a cluster-summed plan is played as the
+  // split walk of the same CTAs, which gives every CTA the same k-steps (one slice of a tile each,
+  // while the tiles last).
+  TileConfig played_schedule = plan.schedule;
+  played_schedule.k_cluster = 1;
+  const LaunchSpec launch{played_schedule, plan.main.clusters * k.k_cluster};
   const SimResult sim = simulate(surrogate, {&launch, 1}, fast);
 
   CostEstimate& c = plan.cost;
@@ -356,11 +379,17 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     const double operands = hbm_bytes(unsplit_surrogate, d.out, false) - d_bytes;
     c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
     // Either way D (and C) move once. The fused reduce: the busiest tile's last warpgroups read its
-    // k_splits partials, each through its own SM; the reduce kernel: the whole workspace.
+    // k_splits partials, each through its own SM; the reduce kernel: the whole workspace. Summed
+    // across the cluster, no workspace: each CTA reads one tile's worth of partials.
     const double d_s = d_bytes * (d.has_c ? 2 : 1) / hbm_bps;
     const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
-    c.reduce_us = fused ? kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_s) * 1e6
-                        : kReduceLaunchUs + (ws / ws_bps + d_s) * 1e6;
+    if (cluster_sum) {
+      c.hbm_us = operands / hbm_bps * 1e6;
+      c.reduce_us = kClusterReduceLatencyUs + (tile_partials / splits / sm_ingress_bps + d_s) * 1e6;
+    } else {
+      c.reduce_us = fused ? kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_s) * 1e6
+                          : kReduceLaunchUs + (ws / ws_bps + d_s) * 1e6;
+    }
   }
   if (swap) {
     // D (or the FP32 workspace) leaves in element stores, not TMA stores.
@@ -373,7 +402,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
       splits == 1 && !swap && bn >= kHeavyEpilogueWideFrom && heavy_epilogue(d) ? kHeavyEpilogueWideSlowdown : 1.0;
   c.total_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}) * linear_4 * heavy_wide +
                c.reduce_us + c.swapped_store_us;
-  c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / plan.main.clusters;
+  c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / launch.num_clusters;
   return plan;
 }
 
@@ -534,6 +563,20 @@ void check_overrides(const GemmConfig& o) {
     fail("fused_reduce=1 sums split-K slices, but k_splits=1 splits nothing (give k_splits 0 or 2.." +
          std::to_string(kMaxKSplits) + ")");
   if (o.fused_reduce == 1 && o.swap_ab == 1) fail("fused_reduce=1 is for unswapped kernels, not with swap_ab=1");
+  if (o.cluster_reduce < -1 || o.cluster_reduce > 1)
+    fail("cluster_reduce " + std::to_string(o.cluster_reduce) + " is not -1 (auto), 0 (off) or 1 (across a cluster)");
+  if (o.cluster_reduce == 1) {
+    const auto splits_ok = std::ranges::find(kClusterReduceSplits, o.k_splits) != std::end(kClusterReduceSplits);
+    if (o.k_splits != 0 && !splits_ok)
+      fail("cluster_reduce=1 runs each tile's slices as one cluster: k_splits " + std::to_string(o.k_splits) +
+           " is not 0 (the planner's choice), 2, 4 or 8");
+    if (o.fused_reduce == 1) fail("cluster_reduce=1 and fused_reduce=1 are two ways to sum the slices: pick one");
+    if (o.swap_ab == 1) fail("cluster_reduce=1 is for unswapped kernels, not with swap_ab=1");
+    if (o.companion == 1) fail("cluster_reduce=1 runs without a companion launch (companion=1)");
+    if (o.cluster_m && (o.cluster_m != 1 || o.cluster_n != 1))
+      fail("cluster_reduce=1: the cluster is the tile's slices, so cluster must be 1x1 (not " +
+           std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) + ")");
+  }
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));
@@ -574,12 +617,21 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (!arch.runs_kernels)
       throw Error(std::string("config: swap_ab=1: swapped operands are SM90's kernel (") + arch.name + " plans only)");
   } else if (o.swap_ab == -1 && arch.runs_kernels && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
-             o.companion != 1 && o.fused_reduce != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
+             o.companion != 1 && o.fused_reduce != 1 && o.cluster_reduce != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
   }
   std::vector<uint32_t> splits{1};
-  if (o.k_splits > 1) {
+  const bool cluster_sum = o.cluster_reduce == 1;
+  if (cluster_sum) {
+    if (!splittable) throw Error("config: cluster_reduce=1: split-K is for dense and batched GEMMs only");
+    // Only split plans, and only the slice counts a cluster can be.
+    splits.clear();
+    for (uint32_t s : kClusterReduceSplits)
+      if (o.k_splits == s || (o.k_splits == 0 && s * kMinSliceKSteps <= ceil_div(p.k, kGemmBlockK))) splits.push_back(s);
+    if (splits.empty()) splits = {kClusterReduceSplits[0]};
+    clusters = {{1, 1}};
+  } else if (o.k_splits > 1) {
     splits = {o.k_splits};
   } else if (o.k_splits == 0 && splittable && o.companion != 1 &&
              uint64_t{ceil_div(p.m, kSplitTileM)} * ceil_div(p.n, kSplitTileN) * p.num_groups < f.num_sms) {
@@ -596,7 +648,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
   // Where split slices are summed: by the reduce kernel, or in the GEMM where the caller asks
   // (kFusedReduceLatencyUs says why auto does not).
-  const bool fused = o.fused_reduce == 1;
+  const SliceSum sum = cluster_sum ? SliceSum::kCluster : o.fused_reduce == 1 ? SliceSum::kFused : SliceSum::kReduceKernel;
   for (uint32_t s : splits) {
     for (uint32_t bm : swap ? swap_bms : bms)
       for (uint32_t bn : swap ? swap_bns : bns)
@@ -616,7 +668,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
                      std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
             continue;
           }
-          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, s > 1 && fused, misfit))
+          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, sum, misfit))
             out.push_back(std::move(*plan));
         }
     if (s == splits.front()) {
@@ -653,7 +705,7 @@ GemmProblem GemmPlan::kernel_problem() const { return swapped_if(desc.problem, m
 uint32_t GemmPlan::workspace_ld() const { return (desc.problem.n + 3) / 4 * 4; }
 
 uint64_t GemmPlan::workspace_bytes() const {
-  if (k_splits <= 1) return 0;
+  if (k_splits <= 1 || main.kernel.k_cluster > 1) return 0;  // summed across the cluster: none
   return kSplitCounterBytes +
          uint64_t{k_splits} * desc.problem.num_groups * desc.problem.m * workspace_ld() * sizeof(float);
 }
@@ -674,7 +726,7 @@ std::string GemmPlan::describe() const {
   if (a.mma_cta_group > 1 && k.cluster.m % a.mma_cta_group == 0)
     s << " (" << a.mma_cta_group << "-CTA MMA, M " << a.mma_cta_group * k.block_m << ")";
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
-  if (k_splits > 1) s << " split-K " << k_splits << (k.fused_reduce ? " fused" : "");
+  if (k_splits > 1) s << " split-K " << k_splits << (k.fused_reduce ? " fused" : k.k_cluster > 1 ? " in cluster" : "");
   if (k.swap_ab) s << " swap-AB";
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
@@ -695,9 +747,9 @@ std::string format_plans(const std::vector<GemmPlan>& ranked, size_t alternative
     const GemmPlan& p = ranked[i];
     const GemmKernelSpec& k = p.main.kernel;
     char tile[16], cluster[24];
-    std::snprintf(tile, sizeof tile, "%ux%u%s", k.block_m, k.block_n, k.swap_ab ? "/sw" : k.fused_reduce ? "/f" : "");
+    std::snprintf(tile, sizeof tile, "%ux%u%s", k.block_m, k.block_n, k.swap_ab ? "/sw" : k.fused_reduce ? "/f" : k.k_cluster > 1 ? "/kc" : "");
     std::snprintf(cluster, sizeof cluster, "%ux%u%s", k.cluster.m, k.cluster.n, p.companion ? "+c" : "");
-    const uint32_t sms = p.main.clusters * k.cluster.size() +
+    const uint32_t sms = p.main.clusters * k.cluster.size() * k.k_cluster +
                          (p.companion ? p.companion->clusters * p.companion->kernel.cluster.size() : 0);
     std::snprintf(line, sizeof line,
                   "%4zu %-9s %6u %7s %1s%1s  %6u %9u %5u %6.2f %9.1f %8.1f %10.1f %8.1f %8.1f %9.1f %9.1f %10.1f %10.1f\n",

@@ -64,7 +64,7 @@ uint64_t max_units(const GemmProblem& p, const TileConfig& c) {
   const uint64_t units_m = cdiv(cdiv(p.m, c.block_m), c.unit_tiles_m());  // of one grid of p.m rows
   switch (p.type) {
     case GemmType::kNormal:
-      return uint64_t{p.k_splits} * units_m * units_n;  // a grid per split-K slice
+      return uint64_t{p.k_splits / c.k_cluster} * units_m * units_n;  // a grid per split-K slice (a cluster's slices share one)
     case GemmType::kMGroupedContiguous:
       if (p.contiguous_layout == ContiguousLayout::kRowIndex) return units_m * units_n;  // one grid
       {
@@ -73,7 +73,7 @@ uint64_t max_units(const GemmProblem& p, const TileConfig& c) {
         return (p.m + holding * (u - 1)) / u * units_n;
       }
     default:  // batched (per slice with split-K), masked (max_m rows each), k-grouped: a grid of p.m rows per group
-      return uint64_t{p.k_splits} * p.num_groups * units_m * units_n;
+      return uint64_t{p.k_splits / c.k_cluster} * p.num_groups * units_m * units_n;
   }
 }
 

@@ -217,6 +217,103 @@ TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
   }
 }
 
+// k_cluster: the slices are the CTAs of one cluster. The kernel keeps the problem's epilogue,
+// needs split_k, a 1x1 cluster, no fused reduce and no swap, and 1..8 slices; only a k_cluster
+// spec's fingerprint and traits carry the field.
+TEST(SplitKPlan, ClusterReduceSpecRules) {
+  GemmKernelSpec s;
+  s.split_k = true;
+  s.k_cluster = 4;
+  s.has_c = s.has_bias = true;
+  EXPECT_EQ(gemm_spec_error(s), nullptr) << gemm_spec_error(s);
+  const auto refused = [](GemmKernelSpec x, const char* expected) {
+    const char* e = gemm_spec_error(x);
+    ASSERT_NE(e, nullptr) << expected;
+    EXPECT_NE(std::string(e).find(expected), std::string::npos) << e;
+  };
+  GemmKernelSpec x = s;
+  x.split_k = false;
+  refused(x, "it needs split_k");
+  x = s;
+  x.fused_reduce = true;
+  refused(x, "pick one");
+  x = s;
+  x.cluster = {2, 1};
+  refused(x, "cluster must be 1x1");
+  x = s;
+  x.k_cluster = 9;
+  refused(x, "k_cluster must be 1..8");
+  x = s;
+  x.k_cluster = 0;
+  refused(x, "k_cluster must be 1..8");
+  x = s;
+  x.swap_ab = true;
+  x.block_n = 8;
+  refused(x, "unswapped");
+  GemmKernelSpec off = s;
+  off.k_cluster = 1;
+  off.has_c = off.has_bias = false;
+  off.out = DType::kFP32;
+  EXPECT_NE(spec_fingerprint(s), spec_fingerprint([&] { GemmKernelSpec y = s; y.k_cluster = 2; return y; }()));
+  EXPECT_EQ(spec_fingerprint(off), spec_fingerprint([] {
+              GemmKernelSpec y;
+              y.split_k = true;
+              y.out = DType::kFP32;
+              return y;
+            }()));
+  // Its partial tile lives in shared memory, beside fewer stages; rows padded off a bank multiple.
+  const GemmGeometry g = gemm_geometry(s);
+  EXPECT_EQ(g.reduce_ld % 32 == 8 || g.reduce_ld % 32 == 24, true) << g.reduce_ld;
+  EXPECT_EQ(g.reduce_bytes, s.block_m * g.reduce_ld * 4);
+  EXPECT_GE(g.smem.full, g.smem.reduce + g.reduce_bytes);
+  EXPECT_NE(g.smem.reduce_full, 0u);
+  EXPECT_EQ(gemm_geometry(off).reduce_bytes, 0u);
+  EXPECT_LT(deepest_stages(s), deepest_stages(off));
+}
+
+// cluster_reduce=1 plans only splits of 2, 4 or 8 slices, each the cluster of its tile's CTAs:
+// 1x1 clusters of CTAs along M and N, no workspace, the problem's epilogue in the GEMM, a grid of
+// whole clusters that fit on the device. Auto (-1) and 0 never plan one.
+TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
+  const DeviceFacts f = DeviceFacts::h200_model();
+  const int64_t shapes[][3] = {{255, 576, 7168}, {128, 4096, 7168}, {1, 4096, 4096}, {333, 2112, 7168}};
+  for (const auto& sh : shapes) {
+    const GemmDesc d = dense_desc(sh[0], sh[1], sh[2], 1, DType::kBF16, true);
+    GemmConfig on;
+    on.cluster_reduce = 1;
+    const std::vector<GemmPlan> plans = rank_plans(d, f, on);
+    ASSERT_FALSE(plans.empty());
+    for (const GemmPlan& p : plans) {
+      const GemmKernelSpec& k = p.main.kernel;
+      EXPECT_TRUE(p.k_splits == 2 || p.k_splits == 4 || p.k_splits == 8) << p.describe();
+      EXPECT_EQ(k.k_cluster, p.k_splits) << p.describe();
+      EXPECT_EQ(p.schedule.k_cluster, p.k_splits) << p.describe();
+      EXPECT_EQ(k.cluster, (ClusterShape{1, 1})) << p.describe();
+      EXPECT_FALSE(k.swap_ab || k.fused_reduce) << p.describe();
+      EXPECT_EQ(k.out, DType::kBF16) << "the problem's epilogue, in the GEMM";
+      EXPECT_TRUE(k.has_c);
+      EXPECT_EQ(p.workspace_bytes(), 0u) << p.describe();
+      EXPECT_LE(p.main.clusters, f.clusters_for(p.k_splits)) << p.describe();
+      const uint64_t tiles = uint64_t{ceil_div(d.problem.m, k.block_m)} * ceil_div(d.problem.n, k.block_n);
+      EXPECT_LE(p.main.clusters, tiles) << "a cluster per tile at most: " << p.describe();
+      EXPECT_NE(p.describe().find("in cluster"), std::string::npos) << p.describe();
+    }
+    on.k_splits = 4;
+    EXPECT_EQ(plan_gemm(d, f, on).main.kernel.k_cluster, 4u);
+    for (int choice : {-1, 0}) {
+      GemmConfig o;
+      o.cluster_reduce = choice;
+      for (const GemmPlan& p : rank_plans(d, f, o)) EXPECT_EQ(p.main.kernel.k_cluster, 1u) << p.describe();
+    }
+  }
+  GemmConfig grouped;
+  grouped.cluster_reduce = 1;
+  GemmDesc masked = dense_desc(128, 4096, 7168, 1, DType::kBF16, false);
+  masked.problem.type = GemmType::kMGroupedMasked;
+  masked.problem.num_groups = 2;
+  EXPECT_THROW(plan_gemm(masked, f, grouped), Error);
+}
+
 TEST(SplitKPlan, ConfigTextRoundTrips) {
   const GemmConfig c = parse_config("block=128x64x64,k_splits=12");
   EXPECT_EQ(c.k_splits, 12u);
@@ -228,6 +325,11 @@ TEST(SplitKPlan, ConfigTextRoundTrips) {
   EXPECT_EQ(format_config(f), "k_splits=3,fused_reduce=1");
   EXPECT_EQ(parse_config(format_config(f)), f);
   EXPECT_THROW(parse_config("fused_reduce=2"), Error);
+  const GemmConfig k = parse_config("k_splits=8,cluster_reduce=1");
+  EXPECT_EQ(k.cluster_reduce, 1);
+  EXPECT_EQ(format_config(k), "k_splits=8,cluster_reduce=1");
+  EXPECT_EQ(parse_config(format_config(k)), k);
+  EXPECT_THROW(parse_config("cluster_reduce=2"), Error);
 }
 
 TEST(SplitKPlan, PlansPrintTheSplit) {

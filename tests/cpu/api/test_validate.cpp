@@ -341,7 +341,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 14;
+constexpr size_t kGemmConfigFields = 15;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -386,6 +386,18 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: fused_reduce=1 sums split-K slices, but k_splits=1 splits nothing (give k_splits 0 or 2..32)"),
       config([](GemmConfig& c) { c.fused_reduce = 1, c.swap_ab = 1; },
              "config: fused_reduce=1 is for unswapped kernels, not with swap_ab=1"),
+      config([](GemmConfig& c) { c.cluster_reduce = 2; },
+             "config: cluster_reduce 2 is not -1 (auto), 0 (off) or 1 (across a cluster)"),
+      config([](GemmConfig& c) { c.cluster_reduce = 1, c.k_splits = 3; },
+             "config: cluster_reduce=1 runs each tile's slices as one cluster: k_splits 3 is not 0 (the planner's "
+             "choice), 2, 4 or 8"),
+      config([](GemmConfig& c) { c.cluster_reduce = 1, c.k_splits = 1; }, "k_splits 1 is not 0"),
+      config([](GemmConfig& c) { c.cluster_reduce = 1, c.fused_reduce = 1; },
+             "config: cluster_reduce=1 and fused_reduce=1 are two ways to sum the slices: pick one"),
+      config([](GemmConfig& c) { c.cluster_reduce = 1, c.swap_ab = 1; },
+             "config: cluster_reduce=1 is for unswapped kernels, not with swap_ab=1"),
+      config([](GemmConfig& c) { c.cluster_reduce = 1, c.cluster_m = 2, c.cluster_n = 1; },
+             "config: cluster_reduce=1: the cluster is the tile's slices, so cluster must be 1x1 (not 2x1)"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

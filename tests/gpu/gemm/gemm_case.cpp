@@ -47,6 +47,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.k_splits) s += "_splits" + std::to_string(config.k_splits);
   if (config.swap_ab == 1) s += "_swapab";
   if (config.fused_reduce != -1) s += config.fused_reduce ? "_fused" : "_reducekernel";
+  if (config.cluster_reduce == 1) s += "_inclusterreduce";
   return s;
 }
 

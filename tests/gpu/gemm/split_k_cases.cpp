@@ -11,11 +11,26 @@ GemmConfig splits(uint32_t k_splits, uint32_t cluster_m = 0, uint32_t cluster_n 
   return c;
 }
 
-// Each forced split twice: summed by the reduce kernel, and inside the GEMM (fused_reduce).
+// Each forced split twice: summed by the reduce kernel, and inside the GEMM (fused_reduce); a
+// third time across a cluster of its slices (cluster_reduce) where it can be one: 2, 4 or 8
+// slices, no multicast cluster.
 void add_both_reduces(std::vector<GemmCase>& out, GemmCase c) {
   c.config.fused_reduce = 0;
   out.push_back(c);
   c.config.fused_reduce = 1;
+  out.push_back(c);
+  const uint32_t s = c.config.k_splits;
+  if ((s == 2 || s == 4 || s == 8) && c.config.cluster_m == 0) {
+    c.config.fused_reduce = -1;
+    c.config.cluster_reduce = 1;
+    out.push_back(c);
+  }
+}
+
+// The cluster reduce for a case whose forced split cannot be a cluster: the same case in 4 slices.
+void add_cluster_reduce(std::vector<GemmCase>& out, GemmCase c) {
+  c.config.k_splits = 4;
+  c.config.cluster_reduce = 1;
   out.push_back(c);
 }
 
@@ -67,6 +82,7 @@ std::vector<GemmCase> split_k_cases() {
     c.bias_dtype = e.bias_dtype;
     c.config = splits(3);
     add_both_reduces(out, c);
+    add_cluster_reduce(out, c);
   }
   // Long K, batched, multicast clusters along M and N (the CTAs of a cluster share a slice).
   GemmCase longk;
@@ -84,6 +100,7 @@ std::vector<GemmCase> split_k_cases() {
   batched.with_c = true;
   batched.config = splits(3);
   add_both_reduces(out, batched);
+  add_cluster_reduce(out, batched);
   for (const auto& [cm, cn] : {std::pair{2u, 1u}, std::pair{1u, 2u}, std::pair{2u, 2u}}) {
     GemmCase mc;
     mc.what = "splitk_multicast";
@@ -125,12 +142,16 @@ std::vector<GemmCase> split_k_graph_cases() {
   GemmCase fused = forced;
   fused.what = "splitk_graph_fused";
   fused.config.fused_reduce = 1;
+  GemmCase in_cluster = forced;
+  in_cluster.what = "splitk_graph_cluster";
+  in_cluster.config = splits(4);
+  in_cluster.config.cluster_reduce = 1;
   GemmCase planned;
   planned.what = "splitk_graph_planned";
   planned.m = 128;
   planned.n = 576;
   planned.k = 7168;
-  return {forced, fused, planned};
+  return {forced, fused, in_cluster, planned};
 }
 
 }  // namespace tilecast::test

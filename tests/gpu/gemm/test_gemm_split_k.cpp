@@ -65,6 +65,7 @@ TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
       capture(stream_, [&] { gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config); }, &nodes);
   if (g.config.fused_reduce == 0) { EXPECT_GE(nodes, 2u) << "the GEMM and the reduce kernel"; }
   if (g.config.fused_reduce == 1) { EXPECT_EQ(nodes, 1u) << "a fused reduce is the GEMM alone"; }
+  if (g.config.cluster_reduce == 1) { EXPECT_EQ(nodes, 1u) << "a cluster reduce is the GEMM alone"; }
   ASSERT_TRUE(replays_match(exec, x, g.with_c, 20, stream_));
   cudaGraphExecDestroy(exec);
 }
@@ -72,11 +73,12 @@ TEST_P(SplitKRuns, CapturedInAGraphReplaysWithNewInputs) {
 INSTANTIATE_TEST_SUITE_P(Cases, SplitKRuns, ::testing::ValuesIn(split_k_graph_cases()),
                          [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
 
-// The slices summed inside the GEMM (fused_reduce=1) and by the reduce kernel (0) give the same
-// bytes: the same partial sums, added in the same slice order, with the same epilogue arithmetic
-// (epilogue_value.cuh). Whichever slice of a tile finishes last, the order does not change: run
-// twice each, and over every epilogue: C with alpha and beta, both bias dtypes, FP32 and BF16 D,
-// a batch, an odd n, clusters, more slices than k-steps.
+// The slices summed inside the GEMM (fused_reduce=1), across a cluster of them (cluster_reduce=1,
+// where the split can be one: 2, 4 or 8 slices, no multicast cluster) and by the reduce kernel
+// give the same bytes: the same partial sums, added in the same slice order, with the same
+// epilogue arithmetic (epilogue_value.cuh). Whichever slice of a tile finishes last, the order
+// does not change: run twice each, and over every epilogue: C with alpha and beta, both bias
+// dtypes, FP32 and BF16 D, a batch, an odd n, clusters, more slices than k-steps.
 struct ReducePair {
   const char* what;
   int64_t m, n, k, batch;
@@ -108,17 +110,23 @@ TEST_P(FusedReduce, GivesTheReduceKernelsBytes) {
   e.alpha = r.alpha;
   e.beta = r.with_c ? r.beta : 1.0f;
   if (r.bias) e.bias = {bias.view.data, bias_type, r.n};
+  enum Sum { kKernel, kFused, kCluster };
+  static const char* const kNames[] = {"reduce kernel", "fused", "cluster reduce"};
+  std::vector<Sum> sums{kKernel, kFused, kKernel, kFused};
+  const bool clusterable = (r.k_splits == 2 || r.k_splits == 4 || r.k_splits == 8) && r.cluster_m == 0;
+  if (clusterable) sums.insert(sums.end(), {kCluster, kCluster});
   std::vector<std::vector<uint8_t>> outs;
-  for (int fused : {0, 1, 0, 1}) {
+  for (Sum sum : sums) {
     GemmConfig cfg;
     cfg.k_splits = r.k_splits;
     cfg.cluster_m = r.cluster_m;
     cfg.cluster_n = r.cluster_n;
-    cfg.fused_reduce = fused;
+    cfg.fused_reduce = sum == kFused ? 1 : sum == kKernel ? 0 : -1;
+    cfg.cluster_reduce = sum == kCluster ? 1 : 0;
     poison(d, s);
     gemm(a.view, b.view, d.view, s, e, cfg);
     TC_CUDA_CHECK(cudaStreamSynchronize(s));
-    EXPECT_TRUE(all_written(d, s)) << (fused ? "fused" : "reduce kernel");
+    EXPECT_TRUE(all_written(d, s)) << kNames[sum];
     // The whole allocation, every batch and the guards around it.
     std::vector<uint8_t> host(d.buffer.bytes());
     TC_CUDA_CHECK(cudaMemcpyAsync(host.data(), d.alloc_begin(), host.size(), cudaMemcpyDeviceToHost, s));
@@ -127,7 +135,7 @@ TEST_P(FusedReduce, GivesTheReduceKernelsBytes) {
   }
   for (size_t i = 1; i < outs.size(); ++i)
     EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size()), 0)
-        << "run " << i << " (" << (i % 2 ? "fused" : "reduce kernel") << ") differs from the reduce kernel's first";
+        << "run " << i << " (" << kNames[sums[i]] << ") differs from the reduce kernel's first";
   TC_CUDA_CHECK(cudaStreamDestroy(s));
 }
 
@@ -139,7 +147,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ReducePair{"batched_odd_n", 64, 1001, 2048, 3, DType::kBF16, false, 2.0f, 1.0f, 1, 2, 0, 0},
                       ReducePair{"cluster_2x1", 255, 1100, 5000, 1, DType::kBF16, true, 1.0f, 1.0f, 0, 3, 2, 1},
                       ReducePair{"cluster_1x2", 255, 1100, 5000, 1, DType::kFP32, false, 1.0f, 1.0f, 0, 3, 1, 2},
-                      ReducePair{"more_slices_than_k_steps", 7, 300, 136, 1, DType::kBF16, false, 1.0f, 1.0f, 0, 8, 0, 0}),
+                      ReducePair{"more_slices_than_k_steps", 7, 300, 136, 1, DType::kBF16, false, 1.0f, 1.0f, 0, 8, 0, 0},
+                      ReducePair{"eight_slices_c_bias16", 255, 576, 7168, 1, DType::kBF16, true, 1.0f, 1.0f, 2, 8, 0, 0},
+                      ReducePair{"four_slices_fp32_bias32", 333, 2112, 7168, 2, DType::kFP32, false, 1.0f, 1.0f, 1, 4, 0, 0}),
     [](const ::testing::TestParamInfo<ReducePair>& info) { return std::string(info.param.what); });
 
 // Capturing on a stream that never ran a split call (as torch.cuda.graph does): each prepare()

@@ -28,6 +28,8 @@ enum class BarrierId : uint32_t {
   kTileEmpty = 11,
   kTailReady = 12,
   kTailCleared = 13,
+  kReduceFull = 14,
+  kReduceEmpty = 15,
 };
 
 struct WaitSite {
@@ -108,6 +110,28 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_and_wait(uint64_t* bar, const Wait
     // The parity of a token is not at hand; the record says 0.
     if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, 0);
   }
+}
+
+// mbarrier_wait with acquire at cluster scope: what the peers wrote before their release arrives
+// (mbarrier_arrive_release_cluster), in their shared memory or this CTA's, is visible after it.
+TC_DEVICE TC_FORCEINLINE void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity, const WaitBound& bound,
+                                                    WaitSite site) {
+  using namespace cuda::ptx;
+  if (mbarrier_try_wait_parity(sem_acquire, scope_cluster, bar, parity)) return;
+  const uint32_t start = static_cast<uint32_t>(get_sreg_globaltimer() >> 10);
+  while (!mbarrier_try_wait_parity(sem_acquire, scope_cluster, bar, parity)) {
+    const uint32_t now = static_cast<uint32_t>(get_sreg_globaltimer() >> 10);
+    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
+  }
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself
+// included) with release at cluster scope: it publishes this thread's earlier writes, and those
+// of the threads it synchronized with before, to a peer that waits with mbarrier_wait_cluster.
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_release_cluster(uint64_t* bar, uint32_t rank) {
+  using namespace cuda::ptx;
+  mbarrier_arrive(sem_release, scope_cluster, space_cluster,
+                  static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(bar), rank)));
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself

@@ -72,9 +72,13 @@ class StageRing {
   }
 
   // A reader warp done with `stage`, all lanes calling: lane r arrives on rank r's empty barrier
-  // for every rank of the release mask.
+  // for every rank of the release mask (lane 0 on its own CTA's, for a local ring).
   TC_DEVICE void release_by_warp(uint32_t stage, uint32_t lane) const {
-    if (lane < kMaxClusterSize && ((kProtocol.release_mask >> lane) & 1u)) mbarrier_arrive_cluster(barrier(empty_, stage), lane);
+    if constexpr (kProtocol.release_mask == 0) {
+      if (lane == 0) cuda::ptx::mbarrier_arrive(barrier(empty_, stage));
+    } else if (lane < kMaxClusterSize && ((kProtocol.release_mask >> lane) & 1u)) {
+      mbarrier_arrive_cluster(barrier(empty_, stage), lane);
+    }
   }
 
   // A lone reader thread done with `stage`: it arrives on every rank of the release mask itself

@@ -92,6 +92,27 @@ TC_DEVICE TC_FORCEINLINE void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint3
                : "memory");
 }
 
+// mapa.shared::cluster.u32; sm_90. The shared::cluster address of `local_smem_addr` (a shared
+// window address) in CTA `rank` of the cluster: 32 bits, where __cluster_map_shared_rank gives a
+// 64-bit generic pointer (eight of those, hoisted out of the cluster-split epilogue's loop,
+// spilled 424 bytes at 128x128).
+TC_DEVICE TC_FORCEINLINE uint32_t map_shared_rank(uint32_t local_smem_addr, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_smem_addr), "r"(rank));
+  return remote;
+}
+
+// ld.shared::cluster.v4.f32; sm_90. Four floats at a shared::cluster address (map_shared_rank),
+// 16-byte aligned, in this CTA's shared memory or a peer's.
+TC_DEVICE TC_FORCEINLINE float4 ld_shared_cluster_f32x4(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+
 // mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [addr]; sm_90. Arrives on the
 // mbarrier at the same shared-memory offset in CTA `rank` of the cluster, with the instruction's
 // default semantics (release at CTA scope), as CUTLASS's cluster barrier does. cuda::ptx offers

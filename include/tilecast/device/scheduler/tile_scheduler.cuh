@@ -33,6 +33,10 @@ struct TileConfig {
   uint32_t swizzle = 1;
   bool multicast_a = true;  // CTAs with the same rows may share A
   bool multicast_b = true;  // CTAs with the same columns may share B
+  // Split-K across the cluster (GemmKernelSpec::k_cluster): the launch's clusters are k_cluster
+  // copies of `cluster` along K. Copy s (launch rank / cluster.size() == s) computes slice s of the
+  // same tiles, so the walk holds k_splits / k_cluster grids per group, not k_splits.
+  uint32_t k_cluster = 1;
 
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_m() const { return unit_m ? unit_m : cluster.m; }
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_n() const { return unit_n ? unit_n : cluster.n; }
@@ -80,8 +84,9 @@ struct TileWork {
 
 class TileScheduler {
  public:
+  // `cta_rank`: the CTA's rank in its launch cluster (cluster.size() * k_cluster CTAs).
   TC_HOST_DEVICE TileScheduler(const GemmProblem& problem, const TileConfig& config, uint32_t cta_rank)
-      : p_(problem), c_(config), rank_(cta_rank) {
+      : p_(problem), c_(config), rank_(cta_rank % config.cluster.size()), k_rank_(cta_rank / config.cluster.size()) {
     valid_ = load_group(0, 0, 0);
   }
 
@@ -193,10 +198,10 @@ class TileScheduler {
   }
 
   TC_HOST_DEVICE uint32_t groups() const { return has_group_grids(p_) ? p_.num_groups : 1u; }
-  // The walk's grids: one per group and split-K slice.
-  TC_HOST_DEVICE uint32_t grids() const { return groups() * p_.k_splits; }
+  // The walk's grids: one per group and split-K slice (the slices of a k_cluster launch share one).
+  TC_HOST_DEVICE uint32_t grids() const { return groups() * (p_.k_splits / c_.k_cluster); }
 
-  // Where grid `index` sits in the walk, and (split-K) which K slice it holds.
+  // Where grid `index` sits in the walk, and (split-K) which K slice this CTA computes in it.
   TC_HOST_DEVICE void place_grid(GroupGrid& gr, uint32_t index, uint32_t first_unit) const {
     const uint32_t groups = this->groups();
     gr.index = index;
@@ -205,7 +210,9 @@ class TileScheduler {
     gr.first_unit = first_unit;
     gr.k = p_.k;
     if (p_.k_splits != 1) {
-      const KSlice s = split_k_slice(p_.k, p_.k_splits, c_.block_k, index / groups);
+      const uint32_t slice = index / groups * c_.k_cluster + k_rank_;
+      gr.d_group = slice * groups + gr.group;
+      const KSlice s = split_k_slice(p_.k, p_.k_splits, c_.block_k, slice);
       gr.k_base = s.begin;
       gr.k = s.size;
     }
@@ -261,7 +268,8 @@ class TileScheduler {
 
   GemmProblem p_;
   TileConfig c_;
-  uint32_t rank_;
+  uint32_t rank_;    // in the cluster of cluster.m x cluster.n tiles
+  uint32_t k_rank_;  // which of the k_cluster copies of that cluster: the CTA's slice in its grid
   GroupGrid grid_{};
   bool valid_ = false;
   uint32_t unit_m0_ = 0, unit_n0_ = 0;  // the current unit's first tile (place_unit)

@@ -47,6 +47,10 @@ struct GemmSm90Config {
   static constexpr bool kDynamicUnits = kSpec.dynamic_units;
   static constexpr bool kSplitK = kSpec.split_k;
   static constexpr bool kFusedReduce = kSpec.fused_reduce;
+  // Split-K reduced across the cluster: its kKCluster CTAs are one tile's slices (1: off).
+  static constexpr uint32_t kKCluster = kSpec.k_cluster;
+  static constexpr bool kClusterReduce = kKCluster > 1;
+  static constexpr uint32_t kReduceLd = kGeo.reduce_ld;
   static constexpr GemmLayout kLayout = kSpec.layout;
   static constexpr bool kSwapAB = kSpec.swap_ab;
   static constexpr OperandTile kATile = kGeo.a_tile;
@@ -68,7 +72,10 @@ struct GemmSm90Config {
   static constexpr uint32_t kConsumerRegisters = kGeo.consumer_registers;
   static constexpr uint32_t kUnitSlots = kGeo.unit_slots;
 
-  static constexpr RingProtocol kOperandRing = operand_ring_protocol(kCluster, kConsumerWarps, kStages);
+  // A k_cluster kernel's peers read other K slices: nothing is multicast, and each CTA's operand
+  // ring is its own (released on its own barriers, not on rank 0's).
+  static constexpr RingProtocol kOperandRing = kClusterReduce ? local_ring_protocol(kStages, kConsumerWarps)
+                                                              : operand_ring_protocol(kCluster, kConsumerWarps, kStages);
   static constexpr RingProtocol kUnitRing = unit_ring_protocol(kCluster, kGeo.unit_readers_per_cta, kUnitSlots);
   // Each consumer warpgroup's C ring: filled by the epilogue loader, released by the
   // warpgroup's first thread once the slab's TMA store has read it.
@@ -95,9 +102,10 @@ struct GemmParams {
   // D itself, for the slabs the TMA cannot store (see Epilogue::store).
   void* d_ptr = nullptr;
   uint64_t ldd = 0, d_batch = 0;
-  // The swapped kernel (swap_ab) and the fused split-K one (fused_reduce) read C and the bias from
-  // here rather than by TMA (epilogue_swapped.cuh, epilogue_fused_split.cuh): C has D's dtype, the
-  // bias one element per column of D.
+  // The swapped kernel (swap_ab) and the split-K ones that reduce in the GEMM (fused_reduce,
+  // k_cluster) read C and the bias from here rather than by TMA, and store D here (epilogue_swapped.cuh,
+  // epilogue_fused_split.cuh, epilogue_cluster_split.cuh): C has D's dtype, the bias one element
+  // per column of D.
   const void* c_ptr = nullptr;
   uint64_t ldc = 0, c_batch = 0;
   const void* bias_ptr = nullptr;
@@ -136,6 +144,7 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
   c.block_n = Cfg::kBlockN;
   c.block_k = Cfg::kBlockK;
   c.cluster = Cfg::kCluster;
+  c.k_cluster = Cfg::kKCluster;
   return c;
 }
 

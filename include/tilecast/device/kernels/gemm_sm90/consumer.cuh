@@ -6,6 +6,7 @@
 #include <cuda/ptx>
 
 #include "tilecast/device/kernels/gemm_sm90/epilogue.cuh"
+#include "tilecast/device/kernels/gemm_sm90/epilogue_cluster_split.cuh"
 #include "tilecast/device/kernels/gemm_sm90/epilogue_fused_split.cuh"
 #include "tilecast/device/kernels/gemm_sm90/epilogue_swapped.cuh"
 #include "tilecast/device/kernels/gemm_sm90/k_tail.cuh"
@@ -18,10 +19,13 @@
 namespace tilecast {
 
 // The epilogue a kernel stores with: the slab and TMA one, the swapped kernel's transposing one,
-// or the fused split-K one that reduces the slices.
+// the fused split-K one whose last slice reduces the tile, or the one that reduces the slices
+// across the cluster.
 template <typename Cfg>
-using EpilogueOf = pick_type<Cfg::kSwapAB, SwappedEpilogue<Cfg>,
-                             pick_type<Cfg::kFusedReduce, FusedSplitEpilogue<Cfg>, Epilogue<Cfg>>>;
+using EpilogueOf = pick_type<
+    Cfg::kSwapAB, SwappedEpilogue<Cfg>,
+    pick_type<Cfg::kFusedReduce, FusedSplitEpilogue<Cfg>,
+              pick_type<Cfg::kClusterReduce, ClusterSplitEpilogue<Cfg>, Epilogue<Cfg>>>>;
 
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
 // them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).

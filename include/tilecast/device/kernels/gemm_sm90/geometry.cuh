@@ -31,6 +31,7 @@ inline constexpr uint32_t kTileInfoBytes = 32;
 struct GemmSmemLayout {
   uint32_t a = 0, b = 0, slabs = 0;  // operand rings and epilogue slabs, each 1024-aligned
   uint32_t bias = 0;                 // the bias ring's tiles (with has_bias), 128-aligned
+  uint32_t reduce = 0;               // k_cluster: this CTA's FP32 partial tile, 128-aligned
   uint32_t full = 0, empty = 0;      // the operand ring's mbarriers
   uint32_t c_full = 0, c_empty = 0;  // each consumer warpgroup's C ring (its slab buffers), with has_c
   uint32_t bias_full = 0, bias_empty = 0;
@@ -39,6 +40,8 @@ struct GemmSmemLayout {
   uint32_t k_tail = 0;               // k-grouped: the consumers' word to the k-tail clearers (k_tail.cuh)
   uint32_t k_tail_ready = 0;         // k-grouped: its two mbarriers, 8 bytes each (0: none)
   uint32_t k_tail_cleared = 0;
+  uint32_t reduce_full = 0;          // k_cluster: every slice's partial tile is stored (8 bytes; 0: none)
+  uint32_t reduce_empty = 0;         // k_cluster: every slice has read this CTA's partial tile
   uint32_t end = 0;                  // bytes of the layout
   uint32_t launch_bytes = 0;         // to ask for at launch: the layout plus the alignment slack
 };
@@ -93,6 +96,11 @@ struct GemmGeometry {
   // the producer thread alone.
   uint32_t unit_slots = 0, unit_readers_per_cta = 0;
 
+  // Split-K reduced across the cluster (k_cluster): the CTA's FP32 partial tile, block_m rows of
+  // reduce_ld floats. The row pitch is padded so that it is 8 or 24 banks mod 32: the half-warp
+  // that stores a wgmma fragment's float2s (4 rows x 4 pairs) then hits 32 distinct banks.
+  uint32_t reduce_ld = 0, reduce_bytes = 0;
+
   GemmSmemLayout smem;
 };
 
@@ -111,7 +119,8 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
   l.b = align_up(l.a + stages * g.tile_a_bytes, kSwizzleAtomBytes);
   l.slabs = align_up(l.b + stages * g.tile_b_bytes, kSwizzleAtomBytes);
   l.bias = align_up(l.slabs + consumer_warpgroups * slab_buffers * g.slab_bytes, kTmaSmemAlign);
-  l.full = align_up(l.bias + g.bias_slots * g.bias_tile_bytes, 8);
+  l.reduce = align_up(l.bias + g.bias_slots * g.bias_tile_bytes, kTmaSmemAlign);
+  l.full = align_up(l.reduce + g.reduce_bytes, 8);
   l.empty = l.full + stages * 8;
   l.c_full = l.empty + stages * 8;
   const uint32_t c_slots = has_c ? consumer_warpgroups * slab_buffers : 0;
@@ -130,6 +139,11 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
     l.k_tail_ready = align_up(l.end, 8);
     l.k_tail_cleared = l.k_tail_ready + 8;
     l.end = l.k_tail_cleared + 8;
+  }
+  if (g.reduce_bytes) {
+    l.reduce_full = align_up(l.end, 8);
+    l.reduce_empty = l.reduce_full + 8;
+    l.end = l.reduce_empty + 8;
   }
   l.launch_bytes = align_up(l.end, kSwizzleAtomBytes) + kSwizzleAtomBytes;
   return l;
@@ -186,9 +200,10 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.d_box = {g.slab_cols, g.slab_rows};
   g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
 
-  // The swapped kernel's epilogue and the fused split-K one read C and the bias themselves, from
-  // global memory (epilogue_swapped.cuh, epilogue_fused_split.cuh): no loader.
-  g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab && !s.fused_reduce;
+  // The swapped kernel's epilogue and the split-K ones that reduce in the GEMM read C and the bias
+  // themselves, from global memory (epilogue_swapped.cuh, epilogue_fused_split.cuh,
+  // epilogue_cluster_split.cuh): no loader.
+  g.epilogue_loader = (s.has_c || s.has_bias) && !s.swap_ab && !s.fused_reduce && s.k_cluster == 1;
   g.c_by_tma = g.epilogue_loader && s.has_c;
   g.bias_by_tma = g.epilogue_loader && s.has_bias;
   g.c_box = s.has_c ? g.d_box : TmaBox{};
@@ -198,6 +213,11 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.bias_tile_bytes = g.bias_by_tma ? geometry_detail::align_up(s.block_n * dtype_bytes(s.bias_type), geometry_detail::kTmaSmemAlign) : 0;
   g.bias_box = g.bias_by_tma ? TmaBox{s.block_n, 1} : TmaBox{};
 
+  if (s.k_cluster > 1) {
+    g.reduce_ld = s.block_n % 16 == 0 ? s.block_n + 8 : s.block_n;
+    g.reduce_bytes = s.block_m * g.reduce_ld * 4;
+  }
+
   g.tile_slots = s.stages + 2;
   g.unit_slots = 2;
   g.unit_readers_per_cta = 1;
@@ -205,9 +225,9 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // Slab buffers: without C two where they fit, else one. With C as many as fit up to one per slab
   // of the warpgroup's share of a tile, so that the loader can fetch the tile's C while the main
   // loop runs (deepest_stages keeps at least two).
-  // The swapped and the fused split-K kernels store from registers and use none; they keep one
+  // The swapped and both fused split-K kernels store from registers and use none; they keep one
   // (the layout's types need it; at most 16 KiB).
-  const bool register_epilogue = s.swap_ab || s.fused_reduce;
+  const bool register_epilogue = s.swap_ab || s.fused_reduce || s.k_cluster > 1;
   const uint32_t wanted =
       register_epilogue ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {

@@ -62,6 +62,11 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
       for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) c_ring(smem, params, wg).init();
     if constexpr (Cfg::kLoadsBias) bias_ring(smem, params).init();
     if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) init_k_tail_barriers<Cfg>(smem);
+    if constexpr (Cfg::kClusterReduce) {
+      // Every consumer warpgroup of every slice arrives once a phase (epilogue_cluster_split.cuh).
+      cuda::ptx::mbarrier_init(smem.reduce_full, Cfg::kKCluster * Cfg::kConsumerWarpgroups);
+      cuda::ptx::mbarrier_init(smem.reduce_empty, Cfg::kKCluster * Cfg::kConsumerWarpgroups);
+    }
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }

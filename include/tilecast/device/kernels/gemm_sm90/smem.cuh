@@ -31,6 +31,9 @@ struct GemmSm90Smem {
   uint32_t* k_tail;     // k-grouped: which stage the k-tail clearers clear next (k_tail.cuh)
   uint64_t* k_tail_ready;    // k-grouped: the word is written
   uint64_t* k_tail_cleared;  // k-grouped: the stage is cleared
+  float* reduce;             // k_cluster: this CTA's partial tile, [block_m][reduce_ld]
+  uint64_t* reduce_full;     // k_cluster: every slice's partial tile is stored
+  uint64_t* reduce_empty;    // k_cluster: every slice has summed its band of this CTA's tile
 
   // `base`: the dynamic shared memory, its start rounded up to 1024 bytes (launch_bytes holds
   // the slack).
@@ -53,7 +56,10 @@ struct GemmSm90Smem {
         unit_slot(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.unit_slot)),
         k_tail(reinterpret_cast<uint32_t*>(base + Cfg::kGeo.smem.k_tail)),
         k_tail_ready(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.k_tail_ready)),
-        k_tail_cleared(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.k_tail_cleared)) {}
+        k_tail_cleared(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.k_tail_cleared)),
+        reduce(reinterpret_cast<float*>(base + Cfg::kGeo.smem.reduce)),
+        reduce_full(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.reduce_full)),
+        reduce_empty(reinterpret_cast<uint64_t*>(base + Cfg::kGeo.smem.reduce_empty)) {}
 };
 
 }  // namespace tilecast

@@ -41,6 +41,16 @@ struct GemmKernelSpec {
   // the same bits) and applies the epilogue itself (epilogue_fused_split.cuh). Such a kernel keeps
   // D's dtype, C and the bias of the problem, and no reduce kernel runs.
   bool fused_reduce = false;
+  // Split-K reduced across a cluster (with split_k; k_splits == k_cluster): the k_cluster CTAs of
+  // one cluster compute the k_cluster K slices of the same tile, each stores its FP32 partial tile
+  // into its own shared memory, and after a cluster-wide handshake each CTA sums one band of the
+  // tile over every peer's buffer through distributed shared memory, in slice order (the reduce
+  // kernel's order: the same bits), and applies the epilogue (epilogue_cluster_split.cuh). No
+  // workspace, no counters, no second kernel; the cluster's CTAs are co-scheduled by the
+  // hardware, so the wait for the peers needs no cooperative launch. 1: off. The launch's cluster
+  // is cluster.size() * k_cluster CTAs; cluster itself must be 1x1 (no multicast: the slices read
+  // different K).
+  uint32_t k_cluster = 1;
   // How A and B are stored (gemm_layout.cuh): which operand tiles are MN-major in shared memory
   // and which of wgmma's transpose immediates are set. Dense and batched kernels only.
   GemmLayout layout = GemmLayout::kNT;
@@ -58,7 +68,7 @@ struct GemmKernelSpec {
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
-           layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce;
+           layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce && k_cluster == o.k_cluster;
   }
 };
 
@@ -96,6 +106,17 @@ inline constexpr uint32_t kThreeWarpgroupMaxBlockN = 192;
 // accumulators, and wider tiles spilled (sm_90a, nvcc 13.0: 80 bytes at 64x192 and 128x176,
 // 344-1380 at 128x192 and 128x256); the planner's split plans are 64 to 144 wide.
 inline constexpr uint32_t kFusedReduceMaxBlockN = 144;
+
+// Why a cluster-reduced split-K spec (k_cluster > 1) cannot be built, or null.
+TC_HOST_DEVICE constexpr const char* k_cluster_error(const GemmKernelSpec& s) {
+  if (s.k_cluster == 0 || s.k_cluster > kMaxClusterSize) return "k_cluster must be 1..8 (the portable cluster size)";
+  if (s.k_cluster == 1) return nullptr;
+  if (!s.split_k) return "k_cluster reduces split-K slices across a cluster: it needs split_k";
+  if (s.fused_reduce) return "k_cluster and fused_reduce are two ways to sum the slices: pick one";
+  if (s.swap_ab) return "k_cluster is for unswapped kernels (swap_ab stores its own way)";
+  if (s.cluster.size() != 1) return "a k_cluster kernel's cluster is its slices: cluster must be 1x1 (no multicast)";
+  return nullptr;
+}
 
 TC_HOST_DEVICE constexpr bool is_cluster_shape(const ClusterShape& c) {
   for (const ClusterShape& s : kClusterShapes)
@@ -151,7 +172,8 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
     return "B is N-major (layout NN or TN): block_n must be a multiple of 64 (64, 128, 192, 256)";
   if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
     return "split-K is for dense and batched GEMMs only";
-  if (s.split_k && !s.fused_reduce && (s.out != DType::kFP32 || s.has_c || s.has_bias))
+  if (const char* e = k_cluster_error(s)) return e;
+  if (s.split_k && !s.fused_reduce && s.k_cluster == 1 && (s.out != DType::kFP32 || s.has_c || s.has_bias))
     return "a split-K kernel stores FP32 partial sums, with no C and no bias (the reduce kernel applies them)";
   if (s.fused_reduce && !s.split_k) return "fused_reduce reduces split-K partial sums: it needs split_k";
   if (s.fused_reduce && s.swap_ab) return "fused_reduce is for unswapped kernels (swap_ab stores its own way)";
@@ -182,10 +204,12 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab and fused_reduce enter only when set, so that every spec without them keeps the
-  // fingerprint (and the generated source, and so the JIT cache entry) it had before the fields
-  // existed. Each enters as its own value, 1 and 2, so that the two cannot stand for each other.
-  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u};
+  // swap_ab, fused_reduce and k_cluster enter only when set, so that every spec without them keeps
+  // the fingerprint (and the generated source, and so the JIT cache entry) it had before the
+  // fields existed. Each enters as its own value (1, 2, and k_cluster x 256), so that none can
+  // stand for another.
+  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u,
+                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u};
   for (uint32_t f : late_fields)
     if (f)
       for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -213,11 +237,20 @@ template <class Traits>
 TC_HOST_DEVICE constexpr bool fused_reduce(long) {
   return false;
 }
+// Traits::kKCluster where the traits have it, else 1 (written only when above 1, likewise).
+template <class Traits>
+TC_HOST_DEVICE constexpr auto k_cluster(int) -> decltype(Traits::kKCluster, uint32_t()) {
+  return Traits::kKCluster;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr uint32_t k_cluster(long) {
+  return 1;
+}
 }  // namespace spec_detail
 
 // The spec a generated traits struct describes: the one place the kernel reads the field names
-// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB and
-// kFusedReduce, which only the kernels that have them carry, excepted).
+// (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB,
+// kFusedReduce and kKCluster, which only the kernels that have them carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -237,6 +270,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.layout = Traits::kLayout;
   s.swap_ab = spec_detail::swap_ab<Traits>(0);
   s.fused_reduce = spec_detail::fused_reduce<Traits>(0);
+  s.k_cluster = spec_detail::k_cluster<Traits>(0);
   return s;
 }
 
