@@ -54,6 +54,38 @@ TEST(SplitKKernels, GemmKernelsCompileWithoutLocalMemory) {
   EXPECT_GE(specs.size(), 8u);
 }
 
+// Split-K summed across the cluster (cluster_reduce=1): 64- and 128-row tiles at narrow, odd and
+// wide widths, with the most slices (8: the band sum's loads of every slice in flight) and with
+// two beside FP32 output, C and a bias (the widest epilogue); wherever the stages fit beside the
+// partial tile (128x256 do not).
+TEST(SplitKKernels, ClusterReduceKernelsCompileWithoutLocalMemory) {
+  const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
+  const jit::Compiler compiler;
+  size_t compiled = 0;
+  for (uint32_t bm : {64u, 128u})
+    for (uint32_t bn : {64u, 144u, 192u, 256u})
+      for (bool wide_epilogue : {false, true}) {
+        GemmConfig o;
+        o.block_m = bm;
+        o.block_n = bn;
+        o.cluster_reduce = 1;
+        o.k_splits = wide_epilogue ? 2 : 8;
+        plan::GemmDesc d = plan::dense_desc(255, 4096, 7168, 1, wide_epilogue ? DType::kFP32 : DType::kBF16, wide_epilogue);
+        d.has_bias = wide_epilogue;
+        plan::GemmPlan p;
+        try {
+          p = plan::plan_gemm(d, f, o);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("not even two stages fit"), std::string::npos) << e.what();
+          continue;
+        }
+        ASSERT_EQ(p.main.kernel.k_cluster, o.k_splits) << p.describe();
+        expect_clean(compiler, gemm_kernel_source(p.main.kernel));
+        ++compiled;
+      }
+  EXPECT_GE(compiled, 12u);
+}
+
 // Every split kernel the SplitK GPU tests launch (tests/gpu/gemm/split_k_cases.cpp), so that the
 // GPU run finds none that spills.
 TEST(SplitKKernels, TheGpuTestsKernelsCompileWithoutLocalMemory) {
