@@ -126,12 +126,14 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_wait_cluster(uint64_t* bar, uint32_t pari
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself
-// included) with release at cluster scope: it publishes this thread's earlier writes, and those
-// of the threads it synchronized with before, to a peer that waits with mbarrier_wait_cluster.
-TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_release_cluster(uint64_t* bar, uint32_t rank) {
-  using namespace cuda::ptx;
-  mbarrier_arrive(sem_release, scope_cluster, space_cluster,
-                  static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(bar), rank)));
+// included) at cluster scope, relaxed: after one fence.acq_rel.cluster (release_to_cluster), it
+// publishes this thread's earlier writes, and those of the threads it synchronized with before,
+// to a peer that waits with mbarrier_wait_cluster.
+TC_DEVICE TC_FORCEINLINE void release_to_cluster() {
+  cuda::ptx::fence(cuda::ptx::sem_acq_rel, cuda::ptx::scope_cluster);
+}
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_relaxed_cluster(uint64_t* bar, uint32_t rank) {
+  ptx::mbarrier_arrive_relaxed_remote(static_cast<uint32_t>(__cvta_generic_to_shared(bar)), rank);
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself

@@ -113,6 +113,21 @@ TC_DEVICE TC_FORCEINLINE float4 ld_shared_cluster_f32x4(uint32_t addr) {
   return v;
 }
 
+// mapa.shared::cluster.u32 + mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [addr]; sm_90,
+// PTX ISA 8.6. A relaxed arrive at cluster scope on the mbarrier at the same shared-memory offset in
+// CTA `rank`: after one fence.acq_rel.cluster, a release pattern to a peer's acquire at cluster
+// scope. (cuda::ptx's relaxed cluster arrive takes the address through __as_ptr_smem, which is
+// not a peer's shared::cluster address; its release arrive fences every time: eight in a row cost
+// 2.7 us, bench/results/2026-12-02-h200-cluster-reduce.md.)
+TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_relaxed_remote(uint32_t local_smem_addr, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(local_smem_addr),
+      "r"(rank)
+      : "memory");
+}
+
 // mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [addr]; sm_90. Arrives on the
 // mbarrier at the same shared-memory offset in CTA `rank` of the cluster, with the instruction's
 // default semantics (release at CTA scope), as CUTLASS's cluster barrier does. cuda::ptx offers

@@ -7,8 +7,8 @@
 //      CTA's previous partial tile, so the buffer may be overwritten;
 //   2. stores its accumulators, FP32, into this CTA's partial tile in shared memory (row-major,
 //      geometry's reduce_ld floats a row);
-//   3. after a warpgroup barrier, its first thread arrives on reduce_full of every CTA of the
-//      cluster with release at cluster scope (which releases the stores of all 128 threads);
+//   3. after a warpgroup barrier, its first thread fences at cluster scope and arrives on
+//      reduce_full of every CTA of the cluster (which releases the stores of all 128 threads);
 //   4. waits on reduce_full with acquire at cluster scope: every slice's partial tile is stored;
 //   5. sums one band of the tile: the tile's 4-column vectors are cut into k_cluster x
 //      consumer-warpgroups bands, warpgroup g of rank r takes band r * warpgroups + g. Each thread
@@ -16,8 +16,8 @@
 //      and sums them in slice order from slice 0: the reduce kernel's order, so the same bits
 //      (split_k_reduce.cuh). Then alpha, beta * C and the bias (epilogue_value) and D's dtype,
 //      C and the bias read from global memory and D stored from registers, 4 columns at a time;
-//   6. after a warpgroup barrier, arrives on reduce_empty of every CTA (release: its reads of the
-//      peers' buffers are done).
+//   6. after a warpgroup barrier, fences and arrives on reduce_empty of every CTA (its reads of
+//      the peers' buffers are done).
 // drain() waits for the last tile's reduce_empty, so that no CTA leaves while a peer may still
 // read its shared memory. Every CTA of a cluster walks the same tiles (the scheduler gives the
 // slices of one tile to one cluster), valid or phantom alike, so the barriers' counts
@@ -32,6 +32,7 @@
 #include "tilecast/device/kernels/gemm_sm90/accumulator_layout.cuh"
 #include "tilecast/device/kernels/gemm_sm90/named_barrier.cuh"
 #include "tilecast/device/kernels/gemm_sm90/smem.cuh"
+#include "tilecast/device/kernels/gemm_sm90/timeline.cuh"
 #include "tilecast/device/ptx/instructions.cuh"
 
 namespace tilecast {
@@ -63,6 +64,9 @@ class ClusterSplitEpilogue {
         rank_(cuda::ptx::get_sreg_cluster_ctarank()) {}
 
   TC_DEVICE void store(const TileWork& w, Acc& acc) {
+#ifdef TILECAST_TIMELINE
+    steps_[0] = now_ns();
+#endif
     // 1. The previous tile's band sums are done with this CTA's buffer.
     if (tiles_ > 0) mbarrier_wait_cluster(smem_.reduce_empty, (tiles_ - 1) & 1u, params_.wait, {BarrierId::kReduceEmpty, 0});
     // 2. This warpgroup's rows of the partial tile, every row and column of the tile (those past
@@ -80,8 +84,15 @@ class ClusterSplitEpilogue {
     // 3 and 4.
     arrive_everywhere(smem_.reduce_full);
     mbarrier_wait_cluster(smem_.reduce_full, tiles_ & 1u, params_.wait, {BarrierId::kReduceFull, 0});
+    consumer_stamp(Stamp::kPartialsIn);
+#ifdef TILECAST_TIMELINE
+    steps_[1] = now_ns();
+#endif
     // 5.
     sum_band(w);
+#ifdef TILECAST_TIMELINE
+    steps_[2] = now_ns();
+#endif
     // 6.
     arrive_everywhere(smem_.reduce_empty);
     ++tiles_;
@@ -90,18 +101,25 @@ class ClusterSplitEpilogue {
   // No CTA leaves while a peer may still read its partial tile.
   TC_DEVICE void drain() {
     if (tiles_ > 0) mbarrier_wait_cluster(smem_.reduce_empty, (tiles_ - 1) & 1u, params_.wait, {BarrierId::kReduceEmpty, 1});
+#ifdef TILECAST_TIMELINE
+    steps_[3] = now_ns();
+    if (thread_ == 0 && tiles_ > 0) print_reduce_steps(warpgroup_, steps_);
+#endif
   }
 
  private:
   // After all 128 threads of the warpgroup got here, its first thread arrives on `bar` in every
-  // CTA of the cluster (release at cluster scope, cumulative over the barrier).
+  // CTA of the cluster: one fence at cluster scope (cumulative over the warpgroup barrier), then
+  // relaxed arrives. (A release arrive fences each time: with 8 slices the handshake took 2.7 us.)
   TC_DEVICE void arrive_everywhere(uint64_t* bar) const {
     const uint32_t barrier = static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_;
     __syncwarp();
     ptx::barrier_sync(barrier, kThreads);
-    if (thread_ == 0)
+    if (thread_ == 0) {
+      release_to_cluster();
 #pragma unroll
-      for (uint32_t r = 0; r < kSlices; ++r) mbarrier_arrive_release_cluster(bar, r);
+      for (uint32_t r = 0; r < kSlices; ++r) mbarrier_arrive_relaxed_cluster(bar, r);
+    }
   }
 
   TC_DEVICE void sum_band(const TileWork& w) const {
@@ -183,6 +201,9 @@ class ClusterSplitEpilogue {
   uint32_t thread_;
   uint32_t rank_;       // this CTA's slice
   uint32_t tiles_ = 0;  // tiles stored: the reduce barriers' phase
+#ifdef TILECAST_TIMELINE
+  unsigned long long steps_[4] = {};  // the last tile's steps (timeline.cuh, print_reduce_steps)
+#endif
 };
 
 }  // namespace tilecast

@@ -21,6 +21,7 @@ enum class Stamp : uint32_t {
   kFirstLoad,      // the producer issues its first operand load
   kFirstStage,     // consumer warpgroup 0 holds the first stage of its (last) tile
   kMainloopDone,   // ... its last wgmma of that tile is done
+  kPartialsIn,     // ... (k_cluster) every slice's partial tile of it is stored
   kTileStored,     // ... and its stores are issued
   kDrained,        // consumer warpgroup 0's stores have drained
   kTailDone,       // the producer's teardown waits passed
@@ -31,6 +32,7 @@ enum class Stamp : uint32_t {
 #if defined(TILECAST_TIMELINE) && (defined(__CUDACC__) || defined(__CUDACC_RTC__))
 inline constexpr uint32_t kTimelineCtas = 4096;  // CTAs past this share rows (modulo)
 __device__ unsigned long long tc_timeline[kTimelineCtas][static_cast<uint32_t>(Stamp::kCount)];
+__device__ unsigned long long tc_entry_ns[kTimelineCtas];  // %globaltimer at thread 0's entry
 
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp s) {
   tc_timeline[blockIdx.x % kTimelineCtas][static_cast<uint32_t>(s)] = clock64();
@@ -44,7 +46,10 @@ TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp s, bool done) {
   if (!done) stamp(s);
 }
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
-  if (threadIdx.x == 0) stamp(Stamp::kEntry);
+  if (threadIdx.x == 0) {
+    stamp(Stamp::kEntry);
+    tc_entry_ns[blockIdx.x % kTimelineCtas] = cuda::ptx::get_sreg_globaltimer();
+  }
 }
 // The first consumer thread's stamps (the other consumer threads stamp nothing).
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
@@ -52,15 +57,26 @@ TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
 }
 // Thread 0, last: cycles since entry. Stamps of other threads that are still running (a consumer
 // warpgroup's drain, when no exit barrier waits for it) may be stale.
+// The cluster-split epilogue's steps on the GPU's clock (ns), from the first consumer thread of
+// each consumer warpgroup once it has drained: k-loop done, partials in, band summed, drained.
+TC_DEVICE TC_FORCEINLINE unsigned long long now_ns() { return cuda::ptx::get_sreg_globaltimer(); }
+TC_DEVICE TC_FORCEINLINE void print_reduce_steps(uint32_t warpgroup, const unsigned long long (&ns)[4]) {
+  printf("TLR cta %u wg %u entry_ns %llu mainloop_ns %llu partials_in_ns %llu summed_ns %llu drained_ns %llu\n", blockIdx.x,
+         warpgroup, tc_entry_ns[blockIdx.x % kTimelineCtas], ns[0], ns[1], ns[2], ns[3]);
+}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {
   if (threadIdx.x != 0) return;
   stamp(Stamp::kExit);
+  // Every CTA: when it entered and left on the GPU's clock (ns), to see how the launch spreads.
+  printf("TLG cta %u of %u entry_ns %llu exit_ns %llu\n", blockIdx.x, gridDim.x, tc_entry_ns[blockIdx.x % kTimelineCtas],
+         static_cast<unsigned long long>(cuda::ptx::get_sreg_globaltimer()));
   if (blockIdx.x % 16 != 0 && blockIdx.x + 1 != gridDim.x) return;
   const unsigned long long* t = tc_timeline[blockIdx.x % kTimelineCtas];
   auto at = [&](Stamp s) { return static_cast<long long>(t[static_cast<uint32_t>(s)] - t[0]); };
-  printf("TL cta %u ready %lld first_load %lld first_stage %lld mainloop %lld stored %lld drained %lld tail %lld exit %lld\n",
+  printf("TL cta %u ready %lld first_load %lld first_stage %lld mainloop %lld partials_in %lld stored %lld drained %lld "
+         "tail %lld exit %lld\n",
          blockIdx.x, at(Stamp::kClusterReady), at(Stamp::kFirstLoad), at(Stamp::kFirstStage), at(Stamp::kMainloopDone),
-         at(Stamp::kTileStored), at(Stamp::kDrained), at(Stamp::kTailDone), at(Stamp::kExit));
+         at(Stamp::kPartialsIn), at(Stamp::kTileStored), at(Stamp::kDrained), at(Stamp::kTailDone), at(Stamp::kExit));
   // The producer's path to its first load.
   printf("TLP cta %u ready %lld in %lld built %lld seek %lld slot %lld work %lld stage %lld load %lld\n", blockIdx.x,
          at(Stamp::kClusterReady), at(Stamp::kProducerIn), at(Stamp::kSchedulerBuilt), at(Stamp::kFirstSeek),
