@@ -84,14 +84,20 @@ constexpr double kWorkspaceL2Fraction = 0.5;
 // the k_splits partial tiles back from L2 at its SM's share of the L2 -> SM rate, after one round
 // trip for the counter's atomic and the first loads (a stated figure).
 constexpr double kFusedReduceLatencyUs = 1.0;
-// Split-K summed across a cluster (GemmKernelSpec::k_cluster; GemmConfig::cluster_reduce): weighed
-// only where the caller asks for it, until the splitk suite has measured it against the reduce
-// kernel. Slice counts: the cluster sizes DeviceFacts knows how many of resident (2, 4, 8).
+// Split-K summed across a cluster (GemmKernelSpec::k_cluster; GemmConfig::cluster_reduce). Slice
+// counts: the cluster sizes DeviceFacts knows how many of resident (2, 4, 8).
 constexpr uint32_t kClusterReduceSplits[] = {2, 4, 8};
-// Its terms rank the cluster plans among themselves: two cluster handshakes per tile (a stated
-// figure), then each CTA reads one tile's worth of FP32 partials from the cluster's shared
-// memories, at its SM's share of the L2 -> SM rate (a stand-in for DSMEM's, not measured apart).
-constexpr double kClusterReduceLatencyUs = 0.5;
+// Auto weighs a cluster plan only where one wave of its clusters holds every tile. Measured on the
+// H200 against the reduce kernel at the same tile and split (bench/results/2026-12-02-h200-cluster-
+// reduce.md, run F): 0.93-1.02 where one wave of clusters held the tiles (255x576x7168 and
+// 128x576x7168 in 8 slices, 7x1000x16384, 128x7168x16384 in 2), 1.15-1.81 where the tiles took
+// several waves of clusters (1x4096x4096 with 128x64 tiles in 8 slices: 64 tiles, 15 clusters of 8
+// resident): each wave then waits for its own handshakes, and 8-CTA clusters leave 12 SMs idle.
+// Its terms: the two cluster handshakes of a tile, measured after the k-loop (partial tiles in
+// 1.1 us, drained 0.9 us after the band sum; 255x576x7168, 128x96 tiles, 8 slices, run F), then
+// each CTA reads one tile's worth of FP32 partials from the cluster's shared memories, at its SM's
+// share of the L2 -> SM rate (a stand-in for DSMEM's, not measured apart).
+constexpr double kClusterReduceLatencyUs = 2.0;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -317,6 +323,11 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) +
              (k.k_cluster > 1 ? " x " + std::to_string(k.k_cluster) + " slices" : std::string()) + " does not fit in " +
              std::to_string(plan.sm_budget) + " SMs";
+    return std::nullopt;
+  }
+  if (cluster_sum && o.cluster_reduce != 1 && units > plan.main.clusters) {
+    misfit = "split-K in clusters of " + std::to_string(splits) + ": " + std::to_string(units) + " tiles, " +
+             std::to_string(plan.main.clusters) + " resident clusters (auto weighs one wave only)";
     return std::nullopt;
   }
   SimOptions fast;
@@ -649,6 +660,10 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // Where split slices are summed: by the reduce kernel, or in the GEMM where the caller asks
   // (kFusedReduceLatencyUs says why auto does not).
   const SliceSum sum = cluster_sum ? SliceSum::kCluster : o.fused_reduce == 1 ? SliceSum::kFused : SliceSum::kReduceKernel;
+  // Auto also weighs the splits of 2, 4 and 8 summed across a cluster, with 1x1 clusters of tiles,
+  // where one wave of clusters holds every tile (kClusterReduceLatencyUs says why).
+  const bool auto_cluster_sum = o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap && splits.size() > 1 &&
+                                !cluster_sum && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
   for (uint32_t s : splits) {
     for (uint32_t bm : swap ? swap_bms : bms)
       for (uint32_t bn : swap ? swap_bns : bns)
@@ -671,6 +686,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
           if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, sum, misfit))
             out.push_back(std::move(*plan));
         }
+    if (auto_cluster_sum && std::ranges::find(kClusterReduceSplits, s) != std::end(kClusterReduceSplits)) {
+      std::string cluster_misfit;
+      for (uint32_t bm : bms)
+        for (uint32_t bn : bns) {
+          if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front()) continue;
+          if (std::optional<GemmPlan> plan =
+                  evaluate(d, played, f, o, bm, bn, ClusterShape{1, 1}, s, false, SliceSum::kCluster, cluster_misfit))
+            out.push_back(std::move(*plan));
+        }
+    }
     if (s == splits.front()) {
       first_fits = !out.empty();
       first_misfit = misfit;

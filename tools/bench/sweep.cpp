@@ -45,6 +45,8 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   if (!p.schedule.multicast_b) c.multicast_b = 0;
   if (p.companion) c.companion = 1;
   c.swap_ab = k.swap_ab ? 1 : 0;  // explicit: the auto rule could swap an unswapped tile's problem
+  // Explicit both ways: the slices summed across a cluster, or by the reduce kernel.
+  if (p.k_splits > 1) c.cluster_reduce = k.k_cluster > 1 ? 1 : 0;
   return c;
 }
 
@@ -77,7 +79,7 @@ std::string plan_key(const plan::GemmPlan& p) {
     << k.cluster.n << " mc" << (p.schedule.multicast_a && k.cluster.n > 1 ? "A" : "-")
     << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
     << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
-    << p.sm_budget << (k.swap_ab ? " swap-AB" : "");
+    << p.sm_budget << (k.swap_ab ? " swap-AB" : "") << (k.k_cluster > 1 ? " in-cluster" : "");
   if (p.companion)
     s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
       << ")";

@@ -24,8 +24,15 @@ TEST(SplitKPlan, SmallMWithLongKSplits) {
     const GemmPlan p = plan_of(s[0], s[1], s[2]);
     EXPECT_GT(p.k_splits, 1u) << shape(s[0], s[1], s[2]) << ": " << p.describe();
     EXPECT_TRUE(p.main.kernel.split_k);
-    EXPECT_EQ(p.main.kernel.out, DType::kFP32) << "partial sums are FP32";
-    EXPECT_FALSE(p.main.kernel.fused_reduce) << "auto sums the slices with the reduce kernel";
+    // The slices are summed by the reduce kernel (the GEMM stores FP32 partial sums) or, where one
+    // wave of clusters holds every tile, across a cluster (the GEMM keeps D's dtype); never fused.
+    if (p.main.kernel.k_cluster > 1) {
+      EXPECT_EQ(p.main.kernel.out, DType::kBF16) << p.describe();
+      EXPECT_LE(p.cost.waves, 1.0) << p.describe();
+    } else {
+      EXPECT_EQ(p.main.kernel.out, DType::kFP32) << "partial sums are FP32";
+    }
+    EXPECT_FALSE(p.main.kernel.fused_reduce) << "auto never fuses the reduce";
     EXPECT_GT(p.cost.reduce_us, 0.0);
   }
 }
@@ -89,7 +96,8 @@ TEST(SplitKPlan, OverrideForcesOrForbids) {
   const GemmPlan ragged = plan_of(7, 1001, 3000, two);
   EXPECT_EQ(ragged.workspace_ld(), 1004u);
   EXPECT_EQ(ragged.workspace_bytes(), kSplitCounterBytes + 2ull * 7 * 1004 * 4);
-  EXPECT_EQ(plan_of(7, 1001, 3000).workspace_bytes() == 0, plan_of(7, 1001, 3000).k_splits == 1);
+  const GemmPlan own = plan_of(7, 1001, 3000);
+  EXPECT_EQ(own.workspace_bytes() == 0, own.k_splits == 1 || own.main.kernel.k_cluster > 1) << own.describe();
 }
 
 TEST(SplitKPlan, BadOverridesAreRefusedByName) {
@@ -273,7 +281,8 @@ TEST(SplitKPlan, ClusterReduceSpecRules) {
 
 // cluster_reduce=1 plans only splits of 2, 4 or 8 slices, each the cluster of its tile's CTAs:
 // 1x1 clusters of CTAs along M and N, no workspace, the problem's epilogue in the GEMM, a grid of
-// whole clusters that fit on the device. Auto (-1) and 0 never plan one.
+// whole clusters that fit on the device. Auto (-1) weighs one only where one wave of clusters
+// holds every tile (and picks one for 255x576x7168); 0 never plans one.
 TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
   const DeviceFacts f = DeviceFacts::h200_model();
   const int64_t shapes[][3] = {{255, 576, 7168}, {128, 4096, 7168}, {1, 4096, 4096}, {333, 2112, 7168}};
@@ -303,9 +312,16 @@ TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
     for (int choice : {-1, 0}) {
       GemmConfig o;
       o.cluster_reduce = choice;
-      for (const GemmPlan& p : rank_plans(d, f, o)) EXPECT_EQ(p.main.kernel.k_cluster, 1u) << p.describe();
+      for (const GemmPlan& p : rank_plans(d, f, o)) {
+        if (choice == 0) { EXPECT_EQ(p.main.kernel.k_cluster, 1u) << p.describe(); }
+        if (p.main.kernel.k_cluster > 1) {
+          EXPECT_LE(p.cost.waves, 1.0) << "auto: one wave of clusters, " << p.describe();
+          EXPECT_EQ(p.main.kernel.k_cluster, p.k_splits) << p.describe();
+        }
+      }
     }
   }
+  EXPECT_GT(plan_gemm(dense_desc(255, 576, 7168, 1, DType::kBF16, false), f).main.kernel.k_cluster, 1u);
   GemmConfig grouped;
   grouped.cluster_reduce = 1;
   GemmDesc masked = dense_desc(128, 4096, 7168, 1, DType::kBF16, false);

@@ -44,8 +44,9 @@ const std::vector<GemmPlan>& ranked(const DeviceFacts& f, const Shape& s) {
 uint64_t units_of(const GemmPlan& p) {
   const GemmKernelSpec& k = p.main.kernel;
   const GemmProblem& q = p.desc.problem;
+  // A cluster-summed split runs a tile's slices in one cluster: one unit per tile.
   return uint64_t{ceil_div(ceil_div(q.m, k.block_m), k.cluster.m)} * ceil_div(ceil_div(q.n, k.block_n), k.cluster.n) *
-         p.k_splits * q.num_groups;
+         (p.k_splits / k.k_cluster) * q.num_groups;
 }
 
 // Which resource bounds the plan's estimate (the largest of its terms).
@@ -72,8 +73,9 @@ TEST(PlansOnOtherParts, EveryPlanFitsTheDeviceItWasMadeFor) {
         const ClusterShape cs = p.main.kernel.cluster;
         const std::string what = f.name + " " + name(s) + ": " + p.describe();
         ASSERT_GE(p.main.clusters, 1u) << what;
-        EXPECT_LE(p.main.clusters * cs.size(), f.num_sms) << what;
-        EXPECT_LE(p.main.clusters, f.clusters_for(cs.size())) << "no more clusters than are resident: " << what;
+        const uint32_t launch_cluster = cs.size() * p.main.kernel.k_cluster;
+        EXPECT_LE(p.main.clusters * launch_cluster, f.num_sms) << what;
+        EXPECT_LE(p.main.clusters, f.clusters_for(launch_cluster)) << "no more clusters than are resident: " << what;
         EXPECT_EQ(p.sm_budget, f.num_sms) << what;
       }
 }
@@ -84,7 +86,7 @@ TEST(PlansOnOtherParts, ALaunchTakesEveryResidentClusterItHasWorkFor) {
       for (const GemmPlan& p : ranked(f, s)) {
         const std::string what = f.name + " " + name(s) + ": " + p.describe();
         const uint64_t units = units_of(p);
-        const uint32_t resident = f.clusters_for(p.main.kernel.cluster.size());
+        const uint32_t resident = f.clusters_for(p.main.kernel.cluster.size() * p.main.kernel.k_cluster);
         EXPECT_EQ(p.main.clusters, std::min<uint64_t>(units, resident)) << what;
         // Waves on this device's clusters, not the H200's.
         EXPECT_NEAR(p.cost.waves, static_cast<double>(units) / p.main.clusters, 1e-9) << what;
