@@ -98,6 +98,12 @@ constexpr uint32_t kClusterReduceSplits[] = {2, 4, 8};
 // each CTA reads one tile's worth of FP32 partials from the cluster's shared memories, at its SM's
 // share of the L2 -> SM rate (a stand-in for DSMEM's, not measured apart).
 constexpr double kClusterReduceLatencyUs = 2.0;
+// The partial tile takes shared memory from the operand ring, which the terms do not charge: auto
+// weighs a cluster plan only where its ring keeps at least this many stages. Measured (sweep of
+// run G, same page): the two picks at 3 stages (128x144 tiles; 128x2112x7168 in 8 slices,
+// 128x4096x7168 in 4) ran 6% and 15% slower than the best timed config, where the picks at 4 and
+// 5 stages (128x128 on 128x7168x16384, 128x96 on 255x576x7168) were the best timed.
+constexpr uint32_t kClusterReduceMinStages = 4;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -325,9 +331,10 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
              std::to_string(plan.sm_budget) + " SMs";
     return std::nullopt;
   }
-  if (cluster_sum && o.cluster_reduce != 1 && units > plan.main.clusters) {
+  if (cluster_sum && o.cluster_reduce != 1 && (units > plan.main.clusters || k.stages < kClusterReduceMinStages)) {
     misfit = "split-K in clusters of " + std::to_string(splits) + ": " + std::to_string(units) + " tiles, " +
-             std::to_string(plan.main.clusters) + " resident clusters (auto weighs one wave only)";
+             std::to_string(plan.main.clusters) + " resident clusters, " + std::to_string(k.stages) +
+             " stages (auto weighs one wave of at least " + std::to_string(kClusterReduceMinStages) + " stages only)";
     return std::nullopt;
   }
   SimOptions fast;

@@ -7,7 +7,9 @@
 // 1x1 that ran 10% faster than the 2x1 recorded before, and three small-M rows other tiles
 // (with ties widened to 5%: kTieFraction); then when ties went to the smaller MMA makespan before
 // the wider tile: three rows here (128x24576x1536 and masked 6x20 measured faster with their new
-// tiles, 128x7168x16384 no slower; bench/results/2026-12-02-h200-tall-tiles.md).
+// tiles, 128x7168x16384 no slower; bench/results/2026-12-02-h200-tall-tiles.md); then when split-K
+// summed across a cluster entered auto: 128x7168x16384 in clusters of its 2 slices (75.3-75.7 us
+// against 77.0-78.2 through the reduce kernel; bench/results/2026-12-02-h200-cluster-reduce.md).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,7 +50,8 @@ const std::vector<Recorded>& recorded() {
       {"128x576x7168", dense(128, 576, 7168), "128x64x64 stages 8 cluster 1x1 mc AB clusters 108 split-K 12", 6.6},
       {"128x24576x1536", dense(128, 24576, 1536), "128x192x64 stages 5 cluster 1x1 mc AB clusters 128", 19.6},
       {"128x32768x512", dense(128, 32768, 512), "128x256x64 stages 4 cluster 1x1 mc AB clusters 128", 10.0},
-      {"128x7168x16384", dense(128, 7168, 16384), "128x128x64 stages 6 cluster 1x1 mc AB clusters 112 split-K 2", 61.8},
+      {"128x7168x16384", dense(128, 7168, 16384), "128x128x64 stages 4 cluster 1x1 mc AB clusters 56 split-K 2 in cluster",
+       60.2},
       {"128x4096x7168", dense(128, 4096, 7168), "128x96x64 stages 7 cluster 1x1 mc AB clusters 129 split-K 3", 18.9},
       {"128x7168x2048", dense(128, 7168, 2048), "128x64x64 stages 8 cluster 1x1 mc AB clusters 112", 10.4},
       {"mgrouped 4x8192 6144x7168", mgrouped(4, 8192, 6144, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 3415.3},

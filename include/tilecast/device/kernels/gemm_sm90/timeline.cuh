@@ -3,6 +3,9 @@
 // time goes (bench/results/2026-12-02-h200-prologue.md). Without the macro every call is empty.
 // With it the printf makes ptxas serialise the wgmma (docs/gemm.md): the prologue's stamps hold,
 // the k-loop's length does not. scripts/timeline_summary.py gives each stamp's median and range.
+// Every CTA also prints when it entered and left on %globaltimer (TLG lines: how a launch spreads),
+// and a cluster-reduce kernel's consumers the steps of their last tile's reduce (TLR lines;
+// bench/results/2026-12-02-h200-cluster-reduce.md).
 #pragma once
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
