@@ -643,6 +643,9 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const bool cluster_sum = o.cluster_reduce == 1;
   if (cluster_sum) {
     if (!splittable) throw Error("config: cluster_reduce=1: split-K is for dense and batched GEMMs only");
+    if (!arch.runs_kernels)
+      throw Error(std::string("config: cluster_reduce=1: the cluster-summed split is SM90's kernel (") + arch.name +
+                  " plans only)");
     // Only split plans, and only the slice counts a cluster can be.
     splits.clear();
     for (uint32_t s : kClusterReduceSplits)
@@ -669,8 +672,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const SliceSum sum = cluster_sum ? SliceSum::kCluster : o.fused_reduce == 1 ? SliceSum::kFused : SliceSum::kReduceKernel;
   // Auto also weighs the splits of 2, 4 and 8 summed across a cluster, with 1x1 clusters of tiles,
   // where one wave of clusters holds every tile (kClusterReduceLatencyUs says why).
-  const bool auto_cluster_sum = o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap && splits.size() > 1 &&
-                                !cluster_sum && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
+  const bool auto_cluster_sum = arch.runs_kernels && o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap &&
+                                splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
   for (uint32_t s : splits) {
     for (uint32_t bm : swap ? swap_bms : bms)
       for (uint32_t bn : swap ? swap_bns : bns)

@@ -328,6 +328,11 @@ TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
   masked.problem.type = GemmType::kMGroupedMasked;
   masked.problem.num_groups = 2;
   EXPECT_THROW(plan_gemm(masked, f, grouped), Error);
+  // The SM100 spec plans no cluster-summed split: asked for, an error; auto, none.
+  const DeviceFacts sm100 = DeviceFacts::b200_model();
+  EXPECT_THROW(plan_gemm(dense_desc(255, 576, 7168, 1, DType::kBF16, false), sm100, grouped), Error);
+  for (const GemmPlan& p : rank_plans(dense_desc(255, 576, 7168, 1, DType::kBF16, false), sm100, {}))
+    EXPECT_EQ(p.main.kernel.k_cluster, 1u) << p.describe();
 }
 
 TEST(SplitKPlan, ConfigTextRoundTrips) {
