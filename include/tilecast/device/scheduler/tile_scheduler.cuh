@@ -84,9 +84,13 @@ struct TileWork {
 
 class TileScheduler {
  public:
-  // `cta_rank`: the CTA's rank in its launch cluster (cluster.size() * k_cluster CTAs).
+  // `cta_rank`: the CTA's rank in its launch cluster (cluster.size() * k_cluster CTAs), split only
+  // where k_cluster > 1 (a constant in the kernel), so that the other kernels' code is as it was.
   TC_HOST_DEVICE TileScheduler(const GemmProblem& problem, const TileConfig& config, uint32_t cta_rank)
-      : p_(problem), c_(config), rank_(cta_rank % config.cluster.size()), k_rank_(cta_rank / config.cluster.size()) {
+      : p_(problem),
+        c_(config),
+        rank_(config.k_cluster > 1 ? cta_rank % config.cluster.size() : cta_rank),
+        k_rank_(config.k_cluster > 1 ? cta_rank / config.cluster.size() : 0) {
     valid_ = load_group(0, 0, 0);
   }
 

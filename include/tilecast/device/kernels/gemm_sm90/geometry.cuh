@@ -119,7 +119,10 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
   l.b = align_up(l.a + stages * g.tile_a_bytes, kSwizzleAtomBytes);
   l.slabs = align_up(l.b + stages * g.tile_b_bytes, kSwizzleAtomBytes);
   l.bias = align_up(l.slabs + consumer_warpgroups * slab_buffers * g.slab_bytes, kTmaSmemAlign);
-  l.reduce = align_up(l.bias + g.bias_slots * g.bias_tile_bytes, kTmaSmemAlign);
+  // The partial tile (k_cluster only: no padding for the kernels without one, whose stage counts
+  // the 128-byte alignment would change).
+  l.reduce = g.reduce_bytes ? align_up(l.bias + g.bias_slots * g.bias_tile_bytes, kTmaSmemAlign)
+                            : l.bias + g.bias_slots * g.bias_tile_bytes;
   l.full = align_up(l.reduce + g.reduce_bytes, 8);
   l.empty = l.full + stages * 8;
   l.c_full = l.empty + stages * 8;
