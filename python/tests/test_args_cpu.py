@@ -181,6 +181,10 @@ def test_config_forms():
     fused = tilecast.GemmConfig(k_splits=3, fused_reduce=1)
     assert (fused.k_splits, fused.fused_reduce) == (3, 1)
     assert str(fused) == "k_splits=3,fused_reduce=1"
+    in_cluster = tilecast.GemmConfig(k_splits=8, cluster_reduce=1)
+    assert (in_cluster.k_splits, in_cluster.cluster_reduce) == (8, 1)
+    assert str(in_cluster) == "k_splits=8,cluster_reduce=1"
+    assert tilecast.GemmConfig("k_splits=8,cluster_reduce=1") == in_cluster
     assert tilecast.parse_config(str(fused)) == fused
     with pytest.raises(TypeError):
         tilecast.GemmConfig(block=128)  # not a field

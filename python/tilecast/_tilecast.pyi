@@ -23,6 +23,7 @@ class GemmConfig:
     k_splits: int
     swap_ab: int
     fused_reduce: int
+    cluster_reduce: int
     @overload
     def __init__(
         self,
@@ -41,6 +42,7 @@ class GemmConfig:
         k_splits: int = 0,
         swap_ab: int = -1,
         fused_reduce: int = -1,
+        cluster_reduce: int = -1,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...
