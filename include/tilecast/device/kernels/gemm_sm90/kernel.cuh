@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
     if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) init_k_tail_barriers<Cfg>(smem);
     if constexpr (Cfg::kClusterReduce) {
       // Every consumer warpgroup of every slice arrives once a phase (epilogue_cluster_split.cuh).
-      cuda::ptx::mbarrier_init(smem.reduce_full, Cfg::kKCluster * Cfg::kConsumerWarpgroups);
-      cuda::ptx::mbarrier_init(smem.reduce_empty, Cfg::kKCluster * Cfg::kConsumerWarpgroups);
+      cuda::ptx::mbarrier_init(smem.reduce_full, ClusterSplitEpilogue<Cfg>::kArrivalsPerPhase);
+      cuda::ptx::mbarrier_init(smem.reduce_empty, ClusterSplitEpilogue<Cfg>::kArrivalsPerPhase);
     }
     // Peers arrive on these barriers and multicast into them: make the inits visible cluster-wide.
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
