@@ -112,8 +112,9 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_and_wait(uint64_t* bar, const Wait
   }
 }
 
-// mbarrier_wait with acquire at cluster scope: what the peers wrote before their release arrives
-// (mbarrier_arrive_release_cluster), in their shared memory or this CTA's, is visible after it.
+// mbarrier_wait with acquire at cluster scope: what the peers wrote before their fence and arrive
+// (release_to_cluster, mbarrier_arrive_relaxed_cluster), in their shared memory or this CTA's, is
+// visible after it.
 TC_DEVICE TC_FORCEINLINE void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity, const WaitBound& bound,
                                                     WaitSite site) {
   using namespace cuda::ptx;
