@@ -87,12 +87,12 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   const bool swap = gemm->plan.main.kernel.swap_ab;
   // A split kernel that reduces in the GEMM (its last slice, or every slice across the cluster)
   // applies the call's epilogue itself, through pointers.
-  const bool fused = gemm->plan.main.kernel.fused_reduce || gemm->plan.main.kernel.k_cluster > 1;
+  const bool reduces_in_gemm = gemm->plan.reduces_in_gemm();
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the
-    // workspace (aim_at_workspace), or (fused) it reads and writes through pointers, as a swapped
+    // workspace (aim_at_workspace), or (summing in the GEMM) it reads and writes through pointers, as a swapped
     // one does.
     call.d = call.d_narrow = call.c = call.c_narrow = call.bias = call.a;
   } else {
@@ -114,16 +114,16 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   p.d_ptr = d.data;
   p.ldd = static_cast<uint64_t>(d.ld());
   p.d_batch = static_cast<uint64_t>(d.batch_step());
-  if ((swap || fused) && desc.has_c) {
+  if ((swap || reduces_in_gemm) && desc.has_c) {
     p.c_ptr = args.c.data;
     p.ldc = static_cast<uint64_t>(args.c.ld());
     p.c_batch = static_cast<uint64_t>(args.c.batch_step());
   }
-  if ((swap || fused) && desc.has_bias) p.bias_ptr = args.bias.data;
+  if ((swap || reduces_in_gemm) && desc.has_bias) p.bias_ptr = args.bias.data;
   p.wait = wait_bound(wait_timeout_ns(), gemm->device->wait_record_device());
   p.layout_fault = gemm->device->layout_fault_record_device();
   if (gemm->plan.companion) p.total_clusters = gemm->plan.main.clusters + gemm->plan.companion->clusters;
-  if (gemm->plan.k_splits > 1 && !fused) {
+  if (gemm->plan.k_splits > 1 && !reduces_in_gemm) {
     // The GEMM stores plain partial sums (its kernel has no C and no bias); the reduce kernel
     // applies the call's epilogue. D's descriptors and pointer are the workspace's, set at launch.
     p.alpha = 1.0f;
@@ -208,17 +208,12 @@ jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch&
 void launch(const PreparedCall& call, cudaStream_t stream) {
   const PreparedGemm& g = *call.gemm;
   const plan::GemmPlan& plan = g.plan;
-  if (plan.k_splits > 1 && plan.main.kernel.k_cluster > 1) {
-    // Summed across each cluster, in the GEMM: no workspace, no reduce kernel.
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
-                       call.c_narrow, call.bias, call.params);
-    return;
-  }
   if (plan.k_splits > 1) {
-    aim_at_workspace(call, stream);
+    // Summed across each cluster, no workspace; else the partial sums (or the fused reduce's) go there.
+    if (plan.main.kernel.k_cluster == 1) aim_at_workspace(call, stream);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);
-    if (plan.main.kernel.fused_reduce) return;  // the GEMM's last slices reduced every tile
+    if (plan.reduces_in_gemm()) return;  // the GEMM summed the slices of every tile itself
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
                                dim3(kReduceThreads), dim3(1), 0, stream, true};

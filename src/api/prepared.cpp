@@ -62,7 +62,7 @@ std::shared_ptr<const PreparedGemm> prepare_now(const plan::GemmDesc& desc, cons
   p->main = &jit.kernel(gemm_kernel_source(p->plan.main.kernel));
   p->main->ensure_dynamic_smem(p->geometry.smem.launch_bytes);
   if (p->plan.workspace_bytes() > 0) {  // split, and not summed across the cluster
-    if (!p->plan.main.kernel.fused_reduce) p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
+    if (!p->plan.reduces_in_gemm()) p->reduce = &jit.kernel(split_k_reduce_source(p->plan.desc));
     dev.note_workspace(p->plan.workspace_bytes(), false);
   }
   if (p->plan.companion) {

@@ -674,10 +674,12 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // where one wave of clusters holds every tile (kClusterReduceLatencyUs says why).
   const bool auto_cluster_sum = arch.runs_kernels && o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap &&
                                 splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
-  for (uint32_t s : splits) {
+  // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the last misfit
+  // could not run goes into `why`.
+  const auto weigh = [&](uint32_t s, SliceSum how, const std::vector<ClusterShape>& shapes, std::string& why) {
     for (uint32_t bm : swap ? swap_bms : bms)
       for (uint32_t bn : swap ? swap_bns : bns)
-        for (const ClusterShape& cs : clusters) {
+        for (const ClusterShape& cs : shapes) {
           if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
             continue;  // no tile wider than the problem
           // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
@@ -688,23 +690,20 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
           // not measured apart.
           if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
           if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
-            misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
-                     std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
-                     std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+            why = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                  std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                  std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
             continue;
           }
-          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, sum, misfit))
+          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, how, why))
             out.push_back(std::move(*plan));
         }
+  };
+  for (uint32_t s : splits) {
+    weigh(s, sum, clusters, misfit);
     if (auto_cluster_sum && std::ranges::find(kClusterReduceSplits, s) != std::end(kClusterReduceSplits)) {
-      std::string cluster_misfit;
-      for (uint32_t bm : bms)
-        for (uint32_t bn : bns) {
-          if (!o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front()) continue;
-          if (std::optional<GemmPlan> plan =
-                  evaluate(d, played, f, o, bm, bn, ClusterShape{1, 1}, s, false, SliceSum::kCluster, cluster_misfit))
-            out.push_back(std::move(*plan));
-        }
+      std::string cluster_misfit;  // not the unsplit kernel's: it says nothing about an override
+      weigh(s, SliceSum::kCluster, {ClusterShape{1, 1}}, cluster_misfit);
     }
     if (s == splits.front()) {
       first_fits = !out.empty();

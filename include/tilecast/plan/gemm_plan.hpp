@@ -118,12 +118,16 @@ struct GemmPlan {
   TileConfig schedule;
   uint32_t sm_budget = 0;  // SMs the plan may use (GemmConfig::max_sms, else all)
   // Split-K slices (1: none). With more, main.kernel stores FP32 partial sums of each slice into
-  // the workspace, and the reduce kernel sums them and applies desc's epilogue into D.
+  // the workspace, and the reduce kernel sums them and applies desc's epilogue into D; or the GEMM
+  // sums them itself (reduces_in_gemm).
   uint32_t k_splits = 1;
   CostEstimate cost;
 
-  // Bytes of the split-K workspace (0 without): the tile counters (kSplitCounterBytes), then
-  // k_splits x batch x m x workspace_ld() FP32 partial sums.
+  // A split whose GEMM sums the slices and applies desc's epilogue (fused_reduce, or k_cluster
+  // across a cluster): no reduce kernel.
+  bool reduces_in_gemm() const { return k_splits > 1 && (main.kernel.fused_reduce || main.kernel.k_cluster > 1); }
+  // Bytes of the split-K workspace (0 without, and summed across a cluster): the tile counters
+  // (kSplitCounterBytes), then k_splits x batch x m x workspace_ld() FP32 partial sums.
   uint64_t workspace_bytes() const;
   // Elements between rows of a partial result: n rounded up to 16 bytes, so that every row of the
   // workspace starts where a TMA store and the reduce kernel's 16-byte loads may.

@@ -125,6 +125,13 @@ TEST(SplitKPlan, BadOverridesAreRefusedByName) {
           "config: block 128x192 with 5 stages: fused_reduce takes tiles up to 144 wide");
 }
 
+// gemm_spec_error refuses `x` with a message that names `expected` (`what`: the case, on failure).
+void expect_spec_error(const GemmKernelSpec& x, const char* expected, const char* what) {
+  const char* e = gemm_spec_error(x);
+  ASSERT_NE(e, nullptr) << what;
+  EXPECT_NE(std::string(e).find(expected), std::string::npos) << e;
+}
+
 // The spec's split-K rules: dense or batched, FP32 partial sums, no C, no bias, no companion.
 TEST(SplitKPlan, SpecRulesNameWhatIsWrong) {
   GemmKernelSpec s;
@@ -133,11 +140,7 @@ TEST(SplitKPlan, SpecRulesNameWhatIsWrong) {
   EXPECT_EQ(gemm_spec_error(s), nullptr);
   s.type = GemmType::kBatched;
   EXPECT_EQ(gemm_spec_error(s), nullptr);
-  const auto refused = [](GemmKernelSpec x, const char* what) {
-    const char* e = gemm_spec_error(x);
-    ASSERT_NE(e, nullptr) << what;
-    EXPECT_NE(std::string(e).find("split-K"), std::string::npos) << e;
-  };
+  const auto refused = [](const GemmKernelSpec& x, const char* what) { expect_spec_error(x, "split-K", what); };
   GemmKernelSpec x = s;
   x.out = DType::kBF16;
   refused(x, "BF16 partial sums");
@@ -234,11 +237,7 @@ TEST(SplitKPlan, ClusterReduceSpecRules) {
   s.k_cluster = 4;
   s.has_c = s.has_bias = true;
   EXPECT_EQ(gemm_spec_error(s), nullptr) << gemm_spec_error(s);
-  const auto refused = [](GemmKernelSpec x, const char* expected) {
-    const char* e = gemm_spec_error(x);
-    ASSERT_NE(e, nullptr) << expected;
-    EXPECT_NE(std::string(e).find(expected), std::string::npos) << e;
-  };
+  const auto refused = [](const GemmKernelSpec& x, const char* expected) { expect_spec_error(x, expected, expected); };
   GemmKernelSpec x = s;
   x.split_k = false;
   refused(x, "it needs split_k");

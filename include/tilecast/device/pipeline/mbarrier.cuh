@@ -85,31 +85,33 @@ TC_DEVICE TC_FORCEINLINE void record_wait_timeout(const WaitBound& bound, WaitSi
   ptx::trap_kernel();
 }
 
+// Spins on `try_wait` (one mbarrier try_wait, true once the phase completed) until it passes, or
+// records a timeout of `site` and traps once the bound has passed. The first try costs no clock read.
+template <class TryWait>
+TC_DEVICE TC_FORCEINLINE void bounded_wait(TryWait&& try_wait, const WaitBound& bound, WaitSite site, uint32_t parity) {
+  if (try_wait()) return;
+  // Time in units of 1024 ns, 32 bits (wraps after 73 minutes; the difference is wrap-safe): a
+  // 64-bit start time would take registers the epilogue, beside its accumulators, does not have.
+  const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
+  while (!try_wait()) {
+    const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
+    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
+  }
+}
+
 // Waits for the phase of the given parity to complete, with the instruction's default acquire
 // semantics (CTA scope), which pairs with mbarrier_arrive_cluster's release: a producer that sees
 // its empty barrier complete may overwrite the stage in every CTA that arrived.
 TC_DEVICE TC_FORCEINLINE void mbarrier_wait(uint64_t* bar, uint32_t parity, const WaitBound& bound, WaitSite site) {
-  if (cuda::ptx::mbarrier_try_wait_parity(bar, parity)) return;
-  // Time in units of 1024 ns, 32 bits (wraps after 73 minutes; the difference is wrap-safe): a
-  // 64-bit start time would take registers the epilogue, beside its accumulators, does not have.
-  const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
-  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
-    const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
-    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
-  }
+  bounded_wait([&] { return cuda::ptx::mbarrier_try_wait_parity(bar, parity); }, bound, site, parity);
 }
 
 // Arrives on the barrier and waits for the phase it arrived on to complete: a barrier of all its
 // arrivals, as bar.sync is, but one that compute-sanitizer's racecheck follows (k_tail.cuh).
 TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_and_wait(uint64_t* bar, const WaitBound& bound, WaitSite site) {
   const uint64_t token = cuda::ptx::mbarrier_arrive(bar);
-  if (cuda::ptx::mbarrier_try_wait(bar, token)) return;
-  const uint32_t start = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
-  while (!cuda::ptx::mbarrier_try_wait(bar, token)) {
-    const uint32_t now = static_cast<uint32_t>(cuda::ptx::get_sreg_globaltimer() >> 10);
-    // The parity of a token is not at hand; the record says 0.
-    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, 0);
-  }
+  // The parity of a token is not at hand; a timeout's record says 0.
+  bounded_wait([&] { return cuda::ptx::mbarrier_try_wait(bar, token); }, bound, site, 0);
 }
 
 // mbarrier_wait with acquire at cluster scope: what the peers wrote before their fence and arrive
@@ -118,12 +120,7 @@ TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_and_wait(uint64_t* bar, const Wait
 TC_DEVICE TC_FORCEINLINE void mbarrier_wait_cluster(uint64_t* bar, uint32_t parity, const WaitBound& bound,
                                                     WaitSite site) {
   using namespace cuda::ptx;
-  if (mbarrier_try_wait_parity(sem_acquire, scope_cluster, bar, parity)) return;
-  const uint32_t start = static_cast<uint32_t>(get_sreg_globaltimer() >> 10);
-  while (!mbarrier_try_wait_parity(sem_acquire, scope_cluster, bar, parity)) {
-    const uint32_t now = static_cast<uint32_t>(get_sreg_globaltimer() >> 10);
-    if (now - start > bound.timeout_ticks) record_wait_timeout(bound, site, parity);
-  }
+  bounded_wait([&] { return mbarrier_try_wait_parity(sem_acquire, scope_cluster, bar, parity); }, bound, site, parity);
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of this cluster (itself

@@ -120,12 +120,8 @@ TC_DEVICE TC_FORCEINLINE float4 ld_shared_cluster_f32x4(uint32_t addr) {
 // not a peer's shared::cluster address; its release arrive fences every time: eight in a row cost
 // 2.7 us, bench/results/2026-12-02-h200-cluster-reduce.md.)
 TC_DEVICE TC_FORCEINLINE void mbarrier_arrive_relaxed_remote(uint32_t local_smem_addr, uint32_t rank) {
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(local_smem_addr),
-      "r"(rank)
-      : "memory");
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(map_shared_rank(local_smem_addr, rank))
+               : "memory");
 }
 
 // mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [addr]; sm_90. Arrives on the

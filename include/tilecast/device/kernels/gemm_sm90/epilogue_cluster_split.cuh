@@ -48,7 +48,7 @@ class ClusterSplitEpilogue {
   static constexpr uint32_t kTileVectors = Cfg::kBlockM * Cfg::kBlockN / kVector;
   static constexpr uint32_t kBands = kSlices * Cfg::kConsumerWarpgroups;
   static constexpr uint32_t kBandVectors = (kTileVectors + kBands - 1) / kBands;
-  static constexpr uint32_t kThreads = 128;  // a warpgroup's
+  static constexpr uint32_t kThreads = kWarpgroupThreads;
   static constexpr uint32_t kRounds = (kBandVectors + kThreads - 1) / kThreads;
   // Vectors a thread sums per batch of loads: with every slice's load of each in flight, at most
   // 8 float4 loads (32 registers) beside the addresses. (16 spilled 16-900 bytes at 128x144 and
