@@ -11,8 +11,8 @@
 //   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
 // The estimate is the largest of the MMA, ingress, L2 and HBM times, times the charges for what
 // those terms were measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
-// The cheapest plan wins, and within 5% (kTieFraction) fewer split-K slices, then the smaller
-// cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the smaller MMA
+// The cheapest plan wins, and within 5% (kTieFraction) one launch before a split that needs the
+// reduce kernel behind it, then fewer split-K slices, then the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the smaller MMA
 // makespan (kTieFraction says why), then the wider tile.
 // Every rate is the device's (device_facts.hpp), every tile and cluster the arch spec's
 // (arch_spec.hpp).
@@ -40,9 +40,14 @@ constexpr double kAlongNSlowdown = 1.05;
 // Plans within this fraction of the cheapest count as ties: the model's terms met the sweep's
 // measured times within about 5% (clusters of 4 on 4095x7167x4104 5% slower than their ingress
 // term, 2x1 4% faster than its L2 term; the timing loop's own noise 1-2%), so it cannot rank
-// closer plans, and the tie order below (fewer splits, the smaller cluster, the smaller MMA
-// makespan, the wider tile) decides. With 2% the sweep's pick missed the best by 5-9% on
-// 4095x7167x4104 and 128x2112x7168. The MMA makespan comes before the tile's width because where
+// closer plans, and the tie order below (one launch, fewer splits, the smaller cluster, the
+// smaller MMA makespan, the wider tile) decides. With 2% the sweep's pick missed the best by 5-9% on
+// 4095x7167x4104 and 128x2112x7168. One launch comes first: decode-sized rows (m 1-24, n 768-4096,
+// k 4096-7168) ran their best cluster-summed split 7-17% faster than the reduce-kernel split the
+// tie order took before (fewer slices or a smaller MMA makespan; e.g. 4x1024x4096 11.9 us in 64x96
+// tiles of 8 slices summed in the cluster, 13.0-13.3 us through the reduce kernel in 64x64, which
+// the terms put 4% apart; bench/results/2026-12-02-h200-decode-splits.md); no suite row's plan
+// moved with it. The MMA makespan comes before the tile's width because where
 // HBM binds every tile ties, and the widest was the slowest of them: 150x32768x512 in 24.8 us with
 // 192x192 (1.3 waves) against 20.3 with 192x128, the smallest makespan; masked 6 x ~20 rows 2.6-8%
 // faster with 64x144/176/192 than the 64x192/256 they had (bench/results/2026-12-02-h200-tall-tiles.md).
@@ -720,6 +725,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const double tied_below = out.front().cost.total_us * (1.0 + kTieFraction);
   const auto tied_end = std::find_if(out.begin(), out.end(), [&](const GemmPlan& p) { return p.cost.total_us > tied_below; });
   std::stable_sort(out.begin(), tied_end, [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
+    if (a.launches_reduce_kernel() != b.launches_reduce_kernel()) return !a.launches_reduce_kernel();
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
     if (ka.cluster.size() != kb.cluster.size())

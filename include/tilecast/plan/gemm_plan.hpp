@@ -126,6 +126,8 @@ struct GemmPlan {
   // A split whose GEMM sums the slices and applies desc's epilogue (fused_reduce, or k_cluster
   // across a cluster): no reduce kernel.
   bool reduces_in_gemm() const { return k_splits > 1 && (main.kernel.fused_reduce || main.kernel.k_cluster > 1); }
+  // A split whose slices the reduce kernel sums: a second launch behind the GEMM.
+  bool launches_reduce_kernel() const { return k_splits > 1 && !reduces_in_gemm(); }
   // Bytes of the split-K workspace (0 without, and summed across a cluster): the tile counters
   // (kSplitCounterBytes), then k_splits x batch x m x workspace_ld() FP32 partial sums.
   uint64_t workspace_bytes() const;

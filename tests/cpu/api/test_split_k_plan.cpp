@@ -334,6 +334,33 @@ TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
     EXPECT_EQ(p.main.kernel.k_cluster, 1u) << p.describe();
 }
 
+// Within the tie band (5% of the cheapest, kTieFraction) a plan of one launch ranks before a split
+// whose slices the reduce kernel sums: on decode-sized rows the cluster-summed split ran 7-17%
+// faster than the reduce-kernel split the tie order took before.
+TEST(SplitKPlan, TiesGoToOneLaunchBeforeTheReduceKernel) {
+  constexpr double kTieFraction = 0.05;
+  const DeviceFacts f = DeviceFacts::h200_model();
+  const int64_t shapes[][3] = {{4, 1024, 4096}, {16, 1536, 4096}, {24, 4096, 7168}, {128, 576, 7168}, {255, 576, 7168}};
+  for (const auto& sh : shapes) {
+    const std::vector<GemmPlan> plans = rank_plans(dense_desc(sh[0], sh[1], sh[2], 1, DType::kBF16, false), f);
+    ASSERT_FALSE(plans.empty());
+    const double tied_below = plans.front().cost.total_us * (1.0 + kTieFraction);
+    bool reduce_kernel_seen = false;
+    for (const GemmPlan& p : plans) {
+      if (p.cost.total_us > tied_below) break;
+      if (reduce_kernel_seen) {
+        EXPECT_TRUE(p.launches_reduce_kernel()) << "a one-launch plan after a reduce-kernel one: " << p.describe();
+      }
+      reduce_kernel_seen = reduce_kernel_seen || p.launches_reduce_kernel();
+    }
+  }
+  // The measured case: 4x1024x4096 in 64x96 tiles, 8 slices summed in the cluster (11.9 us; 13.0-13.3
+  // through the reduce kernel in 64x64 tiles, the pick before).
+  const GemmPlan p = plan_gemm(dense_desc(4, 1024, 4096, 1, DType::kBF16, false), f);
+  EXPECT_FALSE(p.launches_reduce_kernel()) << p.describe();
+  EXPECT_EQ(p.main.kernel.k_cluster, 8u) << p.describe();
+}
+
 TEST(SplitKPlan, ConfigTextRoundTrips) {
   const GemmConfig c = parse_config("block=128x64x64,k_splits=12");
   EXPECT_EQ(c.k_splits, 12u);
