@@ -12,8 +12,10 @@
 // The estimate is the largest of the MMA, ingress, L2 and HBM times, times the charges for what
 // those terms were measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
 // The cheapest plan wins, and within 5% (kTieFraction) one launch before a split that needs the
-// reduce kernel behind it, then fewer split-K slices, then the smaller cluster on SM90 (less coupling, easier placement; the larger on SM100, S6), then the smaller MMA
-// makespan (kTieFraction says why), then the wider tile.
+// reduce kernel behind it (within 10% for a split summed in the cluster: kClusterSumTieFraction),
+// then fewer split-K slices, then the smaller cluster on SM90 (less coupling, easier placement;
+// the larger on SM100, S6), then the smaller MMA makespan (kTieFraction says why), then the wider
+// tile.
 // Every rate is the device's (device_facts.hpp), every tile and cluster the arch spec's
 // (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
@@ -42,16 +44,27 @@ constexpr double kAlongNSlowdown = 1.05;
 // term, 2x1 4% faster than its L2 term; the timing loop's own noise 1-2%), so it cannot rank
 // closer plans, and the tie order below (one launch, fewer splits, the smaller cluster, the
 // smaller MMA makespan, the wider tile) decides. With 2% the sweep's pick missed the best by 5-9% on
-// 4095x7167x4104 and 128x2112x7168. One launch comes first: decode-sized rows (m 1-24, n 768-4096,
-// k 4096-7168) ran their best cluster-summed split 7-17% faster than the reduce-kernel split the
-// tie order took before (fewer slices or a smaller MMA makespan; e.g. 4x1024x4096 11.9 us in 64x96
-// tiles of 8 slices summed in the cluster, 13.0-13.3 us through the reduce kernel in 64x64, which
-// the terms put 4% apart; bench/results/2026-12-02-h200-decode-splits.md); no suite row's plan
-// moved with it. The MMA makespan comes before the tile's width because where
+// 4095x7167x4104 and 128x2112x7168. One launch comes first: on decode-sized rows (m 1-24, n
+// 768-4096, k 4096-7168) the cluster-summed split in the band ran 4-14% faster than the
+// reduce-kernel split the order took before (fewer slices or a smaller MMA makespan; e.g.
+// 4x1024x4096 11.4-11.9 us in 64x96 tiles of 8 slices summed in the cluster, 13.0-13.3 through the
+// reduce kernel in 64x64, which the terms put 4% apart; bench/results/2026-12-02-h200-decode-splits.md);
+// no suite row's plan moved with it. The MMA makespan comes before the tile's width because where
 // HBM binds every tile ties, and the widest was the slowest of them: 150x32768x512 in 24.8 us with
 // 192x192 (1.3 waves) against 20.3 with 192x128, the smallest makespan; masked 6 x ~20 rows 2.6-8%
 // faster with 64x144/176/192 than the 64x192/256 they had (bench/results/2026-12-02-h200-tall-tiles.md).
 constexpr double kTieFraction = 0.05;
+// Where the best of the tie band would launch the reduce kernel, the cheapest split summed in the
+// cluster within this fraction of the cheapest goes first instead. The terms over-rate those
+// splits against the reduce kernel's on small-M rows: they put them 6-9% above, and they ran
+// 11-15% faster (A/B in alternating processes, 3 rounds: 128x576x7168 128x64 in 8 slices summed
+// in the cluster 12.9-13.0 us against 14.5-14.7 in 12 through the reduce kernel; 64x576x7168
+// 11.5-11.6 against 13.2-13.5; 8x768x7168 12.2-12.4 against 14.1-14.3;
+// bench/results/2026-12-02-h200-decode-splits.md). What they miss is not measured apart: the
+// one-warpgroup charge on the 64-row tiles' longer k-chains, or what more slices cost beyond
+// their workspace bytes. Wider than 10% they would still not reach the rows with K >= 10240 and
+// N <= 1024, where the cluster-summed split also ran 8-10% faster (estimated 13-25% slower).
+constexpr double kClusterSumTieFraction = 0.10;
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
@@ -722,7 +735,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const bool larger_cluster_wins = arch.cluster_tie == ClusterTie::kLarger;
   std::stable_sort(out.begin(), out.end(),
                    [](const GemmPlan& a, const GemmPlan& b) { return a.cost.total_us < b.cost.total_us; });
-  const double tied_below = out.front().cost.total_us * (1.0 + kTieFraction);
+  const double cheapest_us = out.front().cost.total_us;
+  const double tied_below = cheapest_us * (1.0 + kTieFraction);
   const auto tied_end = std::find_if(out.begin(), out.end(), [&](const GemmPlan& p) { return p.cost.total_us > tied_below; });
   std::stable_sort(out.begin(), tied_end, [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
     if (a.launches_reduce_kernel() != b.launches_reduce_kernel()) return !a.launches_reduce_kernel();
@@ -733,6 +747,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (a.cost.mma_us != b.cost.mma_us) return a.cost.mma_us < b.cost.mma_us;
     return ka.block_m * ka.block_n > kb.block_m * kb.block_n;
   });
+  // A split the reduce kernel sums gives way to the cheapest split summed in the cluster within
+  // kClusterSumTieFraction. (None is in the tie band, or the order above would have put it first;
+  // past the band the plans are in estimate order, so the first found is the cheapest.)
+  if (out.front().launches_reduce_kernel()) {
+    const double cluster_sum_below = cheapest_us * (1.0 + kClusterSumTieFraction);
+    const auto summed = std::find_if(out.begin(), out.end(), [&](const GemmPlan& p) {
+      return p.main.kernel.k_cluster > 1 && p.cost.total_us <= cluster_sum_below;
+    });
+    if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
+  }
   if (o.companion == 1)
     for (GemmPlan& plan : out) add_companion(plan, f);
   return out;

@@ -9,7 +9,10 @@
 // the wider tile: three rows here (128x24576x1536 and masked 6x20 measured faster with their new
 // tiles, 128x7168x16384 no slower; bench/results/2026-12-02-h200-tall-tiles.md); then when split-K
 // summed across a cluster entered auto: 128x7168x16384 in clusters of its 2 slices (75.3-75.7 us
-// against 77.0-78.2 through the reduce kernel; bench/results/2026-12-02-h200-cluster-reduce.md).
+// against 77.0-78.2 through the reduce kernel; bench/results/2026-12-02-h200-cluster-reduce.md);
+// then when a cluster-summed split within 10% went before the reduce kernel's: 128x576x7168 in 8
+// slices summed in the cluster (12.9-13.0 us against 14.5-14.7 in 12 slices and the reduce kernel;
+// bench/results/2026-12-02-h200-decode-splits.md).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,7 +50,7 @@ const std::vector<Recorded>& recorded() {
       {"4096x4096x7168", dense(4096, 4096, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 290.7},
       {"4096x7168x2048", dense(4096, 7168, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 145.3},
       {"128x2112x7168", dense(128, 2112, 7168), "128x64x64 stages 8 cluster 1x1 mc AB clusters 132 split-K 4", 12.6},
-      {"128x576x7168", dense(128, 576, 7168), "128x64x64 stages 8 cluster 1x1 mc AB clusters 108 split-K 12", 6.6},
+      {"128x576x7168", dense(128, 576, 7168), "128x64x64 stages 7 cluster 1x1 mc AB clusters 9 split-K 8 in cluster", 7.0},
       {"128x24576x1536", dense(128, 24576, 1536), "128x192x64 stages 5 cluster 1x1 mc AB clusters 128", 19.6},
       {"128x32768x512", dense(128, 32768, 512), "128x256x64 stages 4 cluster 1x1 mc AB clusters 128", 10.0},
       {"128x7168x16384", dense(128, 7168, 16384), "128x128x64 stages 4 cluster 1x1 mc AB clusters 56 split-K 2 in cluster",
