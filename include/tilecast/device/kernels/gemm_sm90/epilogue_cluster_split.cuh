@@ -56,15 +56,9 @@ class ClusterSplitEpilogue {
   static constexpr uint32_t kLoadsInFlight = 8;
   static constexpr uint32_t kBatch = kSlices >= kLoadsInFlight ? 1 : kLoadsInFlight / kSlices;
   static_assert(Cfg::kBlockN % kVector == 0 && Cfg::kReduceLd % kVector == 0, "rows of whole float4s");
-#ifdef TC_EXPERIMENT_EVERY_THREAD_ARRIVES
-  // A diagnostic for compute-sanitizer's racecheck: every thread releases its own stores with its
-  // own arrives, instead of one thread for its warpgroup after a barrier.
-  static constexpr uint32_t kArriversPerWarpgroup = kThreads;
-#else
-  static constexpr uint32_t kArriversPerWarpgroup = 1;
-#endif
-  // Arrivals that complete a phase of reduce_full or reduce_empty (kernel.cuh initializes them).
-  static constexpr uint32_t kArrivalsPerPhase = kSlices * Cfg::kConsumerWarpgroups * kArriversPerWarpgroup;
+  // Arrivals that complete a phase of reduce_full or reduce_empty (kernel.cuh initializes them):
+  // one per consumer warpgroup of every slice.
+  static constexpr uint32_t kArrivalsPerPhase = kSlices * Cfg::kConsumerWarpgroups;
 
   // The signature of Epilogue's (consumer.cuh builds either).
   TC_DEVICE ClusterSplitEpilogue(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor&, const TmaDescriptor&,
@@ -120,13 +114,11 @@ class ClusterSplitEpilogue {
   // After all 128 threads of the warpgroup got here, its first thread arrives on `bar` in every
   // CTA of the cluster: one fence at cluster scope (cumulative over the warpgroup barrier), then
   // relaxed arrives. (A release arrive fences each time: with 8 slices the handshake took 2.7 us.)
+  // compute-sanitizer's racecheck reports the partial tile's stores against the peers' band loads
+  // (48,032 hazards on the four epilogue cases) whether one thread releases for its warpgroup or
+  // every thread releases its own stores by its own release arrives (48,000): it does not follow
+  // this handshake either way (bench/results/2026-12-02-h200-cluster-reduce-final-tree.md).
   TC_DEVICE void arrive_everywhere(uint64_t* bar) const {
-#ifdef TC_EXPERIMENT_EVERY_THREAD_ARRIVES
-    for (uint32_t r = 0; r < kSlices; ++r)
-      cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
-                                 static_cast<uint64_t*>(__cluster_map_shared_rank(static_cast<void*>(bar), r)));
-    return;
-#endif
     const uint32_t barrier = static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_;
     __syncwarp();
     ptx::barrier_sync(barrier, kThreads);
