@@ -45,7 +45,7 @@ constexpr double kAlongNSlowdown = 1.05;
 // closer plans, and the tie order below (one launch, fewer splits, the smaller cluster, the
 // smaller MMA makespan, the wider tile) decides. With 2% the sweep's pick missed the best by 5-9% on
 // 4095x7167x4104 and 128x2112x7168. One launch comes first: on decode-sized rows (m 1-24, n
-// 768-4096, k 4096-7168) the cluster-summed split in the band ran 4-14% faster than the
+// 768-4096, k 4096-7168) the cluster-summed split in the band ran 7-14% faster than the
 // reduce-kernel split the order took before (fewer slices or a smaller MMA makespan; e.g.
 // 4x1024x4096 11.4-11.9 us in 64x96 tiles of 8 slices summed in the cluster, 13.0-13.3 through the
 // reduce kernel in 64x64, which the terms put 4% apart; bench/results/2026-12-02-h200-decode-splits.md);
@@ -62,8 +62,9 @@ constexpr double kTieFraction = 0.05;
 // 11.5-11.6 against 13.2-13.5; 8x768x7168 12.2-12.4 against 14.1-14.3;
 // bench/results/2026-12-02-h200-decode-splits.md). What they miss is not measured apart: the
 // one-warpgroup charge on the 64-row tiles' longer k-chains, or what more slices cost beyond
-// their workspace bytes. Wider than 10% they would still not reach the rows with K >= 10240 and
-// N <= 1024, where the cluster-summed split also ran 8-10% faster (estimated 13-25% slower).
+// their workspace bytes. Left: 1x1024x7168 and rows with K >= 10240 and N <= 1024, where the
+// cluster-summed split also ran 8-13% faster but is estimated 11-25% slower; a band that wide
+// would be the terms' error, not a tie.
 constexpr double kClusterSumTieFraction = 0.10;
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
