@@ -340,7 +340,7 @@ TEST(SplitKPlan, ClusterReduceOverrideAndAuto) {
 // Within the tie band (5% of the cheapest, kTieFraction) a plan of one launch ranks before a split
 // whose slices the reduce kernel sums; and where the best of the band would launch the reduce
 // kernel, a split summed in the cluster within 10% of the cheapest (kClusterSumTieFraction) goes
-// first. On decode-sized and m = 128 rows the cluster-summed splits ran 7-15% faster than the
+// first. On decode-sized and m = 128 rows the cluster-summed splits ran 7-14% faster than the
 // reduce-kernel splits the order took before (bench/results/2026-12-02-h200-decode-splits.md).
 TEST(SplitKPlan, TiesGoToOneLaunchBeforeTheReduceKernel) {
   constexpr double kTieFraction = 0.05, kClusterSumTieFraction = 0.10;
