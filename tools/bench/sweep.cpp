@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "problem_desc.hpp"
 
@@ -50,18 +51,35 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   return c;
 }
 
+// What kind of plan a config is: its tile height (block_m), whether its operands are swapped, and
+// how its K slices are summed (unsplit, by the reduce kernel, in the GEMM, across a cluster).
+std::tuple<uint32_t, bool, int> kind_of(const plan::GemmPlan& p) {
+  const GemmKernelSpec& k = p.main.kernel;
+  const int sum = p.k_splits == 1 ? 0 : k.k_cluster > 1 ? 3 : k.fused_reduce ? 2 : 1;
+  return {k.block_m, k.swap_ab, sum};
+}
+
+// A kind whose cheapest config the model puts more than this many times above the cheapest of
+// all is out of reach: the largest miss of the model on a kind so far is 25% (splits summed
+// across a cluster on decode-sized rows, 2026-12-02-h200-decode-splits.md), and an unsplit kernel
+// on a row that needs a split is estimated 5x over.
+constexpr double kKindReach = 1.5;
+
 // The first `limit` of `ranked` (the pick, then the model's cheapest), except that the cheapest
-// config of every tile height (block_m) comes in before the others: where the model prefers one
-// height by a margin it gets wrong, the sweep still times the other (run 2 of
+// config of every kind (kind_of) within kKindReach comes in before the others: where the model
+// prefers one kind by a margin it gets wrong, the sweep still times the other. Run 2 of
 // bench/results/2026-12-02-h200-tall-tiles.md timed 16 configs of 150x32768x512, 11 of them
-// 192-row ones). The order stays the model's.
+// 192-row ones; on 1x1024x7168 no split summed across a cluster was among the 16 the model ranked
+// first, and one ran 5% faster than the best of them (2026-12-02-h200-decode-splits.md, runs G
+// and H). The order stays the model's.
 std::vector<SweepConfig> within_limit(std::vector<SweepConfig> ranked, size_t limit) {
   std::vector<bool> keep(ranked.size(), false);
   keep[0] = true;
   size_t kept = 1;
-  std::set<uint32_t> heights{ranked[0].plan.main.kernel.block_m};
-  for (size_t i = 1; i < ranked.size() && kept < limit; ++i)
-    if (heights.insert(ranked[i].plan.main.kernel.block_m).second) keep[i] = true, ++kept;
+  std::set<std::tuple<uint32_t, bool, int>> kinds{kind_of(ranked[0].plan)};
+  const double reach = kKindReach * std::min(ranked[0].plan.cost.total_us, ranked[1].plan.cost.total_us);
+  for (size_t i = 1; i < ranked.size() && kept < limit && ranked[i].plan.cost.total_us <= reach; ++i)
+    if (kinds.insert(kind_of(ranked[i].plan)).second) keep[i] = true, ++kept;
   for (size_t i = 1; i < ranked.size() && kept < limit; ++i)
     if (!keep[i]) keep[i] = true, ++kept;
   std::vector<SweepConfig> out;

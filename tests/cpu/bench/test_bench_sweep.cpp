@@ -4,6 +4,7 @@
 // the model's cheapest.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -143,27 +144,41 @@ TEST(BenchSweep, SplitsKWhereThePlannerWouldWeighIt) {
     EXPECT_EQ(c.plan.k_splits, 1u);
 }
 
-// The pick, the cheapest config of every other tile height, then the model's cheapest, in the
-// model's order.
-TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryTileHeight) {
-  for (const auto& [m, n, k] : {std::tuple{4096u, 576u, 7168u}, std::tuple{150u, 32768u, 512u}}) {
+// A config's kind: tile height, swapped or not, and how its K slices are summed (none, the reduce
+// kernel, in the GEMM, across a cluster).
+std::tuple<uint32_t, bool, int> kind(const SweepConfig& c) {
+  const plan::GemmPlan& p = c.plan;
+  return {p.main.kernel.block_m, p.main.kernel.swap_ab,
+          p.k_splits == 1 ? 0 : p.main.kernel.k_cluster > 1 ? 3 : p.main.kernel.fused_reduce ? 2 : 1};
+}
+
+// The pick, the cheapest config of every other kind the model puts within 1.5x of the cheapest
+// (kKindReach), then the model's cheapest, in the model's order.
+TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
+  constexpr double kKindReach = 1.5;
+  for (const auto& [m, n, k] : {std::tuple{4096u, 576u, 7168u}, std::tuple{150u, 32768u, 512u}, std::tuple{1u, 1024u, 7168u}}) {
     const plan::GemmDesc desc = problem_desc(dense_problem(m, n, k));
     const Sweep all = sweep_configs(desc, h200(), {}, 0);
     ASSERT_GT(all.configs.size(), kDefaultSweepLimit);
-    std::set<uint32_t> heights;
-    for (const SweepConfig& c : all.configs) heights.insert(c.plan.main.kernel.block_m);
-    ASSERT_GE(heights.size(), 2u) << m;
-    for (size_t limit : {size_t{1}, size_t{5}, kDefaultSweepLimit}) {
+    double cheapest = all.configs[0].plan.cost.total_us;
+    for (const SweepConfig& c : all.configs) cheapest = std::min(cheapest, c.plan.cost.total_us);
+    const auto in_reach = [&](const SweepConfig& c) { return c.plan.cost.total_us <= kKindReach * cheapest; };
+    std::set<std::tuple<uint32_t, bool, int>> kinds{kind(all.configs[0])};
+    for (const SweepConfig& c : all.configs)
+      if (in_reach(c)) kinds.insert(kind(c));
+    ASSERT_GE(kinds.size(), 2u) << m;
+    for (size_t limit : {size_t{1}, size_t{5}, size_t{10}, kDefaultSweepLimit}) {
       const Sweep s = sweep_configs(desc, h200(), {}, limit);
       EXPECT_EQ(s.total, all.total);
       ASSERT_EQ(s.configs.size(), limit);
       EXPECT_TRUE(s.configs[0].heuristic_pick);
-      // Every height's cheapest is in (as far as the limit reaches), and the rest are the
-      // cheapest of what is left: each kept config is either a height's first or comes before
+      // Every kind's cheapest in reach is in (as far as the limit reaches), and the rest are the
+      // cheapest of what is left: each kept config is either such a kind's first or comes before
       // every config left out.
-      std::set<uint32_t> timed;
-      for (const SweepConfig& c : s.configs) timed.insert(c.plan.main.kernel.block_m);
-      EXPECT_EQ(timed.size(), std::min(limit, heights.size())) << m << " limit " << limit;
+      std::set<std::tuple<uint32_t, bool, int>> timed;
+      for (const SweepConfig& c : s.configs)
+        if (kinds.count(kind(c))) timed.insert(kind(c));
+      EXPECT_EQ(timed.size(), std::min(limit, kinds.size())) << m << " limit " << limit;
       std::set<std::string> kept;
       for (const SweepConfig& c : s.configs) kept.insert(plan_key(c.plan));
       size_t first_left_out = all.configs.size();
@@ -172,11 +187,11 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryTileHeight) {
           first_left_out = i;
           break;
         }
-      std::set<uint32_t> seen;
+      std::set<std::tuple<uint32_t, bool, int>> seen;
       for (size_t i = 0; i < all.configs.size(); ++i) {
-        const bool height_first = seen.insert(all.configs[i].plan.main.kernel.block_m).second;
+        const bool kind_first = seen.insert(kind(all.configs[i])).second && in_reach(all.configs[i]);
         if (kept.count(plan_key(all.configs[i].plan))) {
-          EXPECT_TRUE(i == 0 || height_first || i < first_left_out) << m << " limit " << limit << " rank " << i;
+          EXPECT_TRUE(i == 0 || kind_first || i < first_left_out) << m << " limit " << limit << " rank " << i;
         }
       }
       // In the model's order.
@@ -185,6 +200,10 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryTileHeight) {
     }
     EXPECT_EQ(sweep_configs(desc, h200(), {}, all.total + 10).configs.size(), all.total);
   }
+  // 1x1024x7168 at a limit of 10: a split summed across a cluster is timed, though the model ranks
+  // none of them among its first 10.
+  const Sweep ten = sweep_configs(problem_desc(dense_problem(1, 1024, 7168)), h200(), {}, 10);
+  EXPECT_TRUE(std::ranges::any_of(ten.configs, [](const SweepConfig& c) { return c.plan.main.kernel.k_cluster > 1; }));
 }
 
 TEST(BenchSweep, FieldsTheCallerSetStayFixed) {
