@@ -51,18 +51,25 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   return c;
 }
 
+// How a plan's K slices are summed.
+enum class SliceSum { kUnsplit, kReduceKernel, kInGemm, kAcrossCluster };
+
 // What kind of plan a config is: its tile height (block_m), whether its operands are swapped, and
-// how its K slices are summed (unsplit, by the reduce kernel, in the GEMM, across a cluster).
-std::tuple<uint32_t, bool, int> kind_of(const plan::GemmPlan& p) {
+// how its K slices are summed.
+using PlanKind = std::tuple<uint32_t, bool, SliceSum>;
+PlanKind kind_of(const plan::GemmPlan& p) {
   const GemmKernelSpec& k = p.main.kernel;
-  const int sum = p.k_splits == 1 ? 0 : k.k_cluster > 1 ? 3 : k.fused_reduce ? 2 : 1;
+  SliceSum sum = SliceSum::kReduceKernel;
+  if (p.k_splits == 1) sum = SliceSum::kUnsplit;
+  else if (k.k_cluster > 1) sum = SliceSum::kAcrossCluster;
+  else if (k.fused_reduce) sum = SliceSum::kInGemm;
   return {k.block_m, k.swap_ab, sum};
 }
 
 // A kind whose cheapest config the model puts more than this many times above the cheapest of
-// all is out of reach: the largest miss of the model on a kind so far is 25% (splits summed
-// across a cluster on decode-sized rows, 2026-12-02-h200-decode-splits.md), and an unsplit kernel
-// on a row that needs a split is estimated 5x over.
+// all is out of reach. The furthest above the cheapest it has put a kind that then ran fastest is
+// 25% (a split summed across a cluster on 1x768x16384; bench/results/2026-12-02-h200-decode-splits.md);
+// an unsplit kernel on a row that needs a split is estimated 5x over.
 constexpr double kKindReach = 1.5;
 
 // The first `limit` of `ranked` (the pick, then the model's cheapest), except that the cheapest
@@ -70,13 +77,13 @@ constexpr double kKindReach = 1.5;
 // prefers one kind by a margin it gets wrong, the sweep still times the other. Run 2 of
 // bench/results/2026-12-02-h200-tall-tiles.md timed 16 configs of 150x32768x512, 11 of them
 // 192-row ones; on 1x1024x7168 no split summed across a cluster was among the 16 the model ranked
-// first, and one ran 5% faster than the best of them (2026-12-02-h200-decode-splits.md, runs G
-// and H). The order stays the model's.
+// first, and one ran 5% faster than the best of them (bench/results/2026-12-02-h200-decode-splits.md,
+// runs G and H). The order stays the model's.
 std::vector<SweepConfig> within_limit(std::vector<SweepConfig> ranked, size_t limit) {
   std::vector<bool> keep(ranked.size(), false);
   keep[0] = true;
   size_t kept = 1;
-  std::set<std::tuple<uint32_t, bool, int>> kinds{kind_of(ranked[0].plan)};
+  std::set<PlanKind> kinds{kind_of(ranked[0].plan)};
   const double reach = kKindReach * std::min(ranked[0].plan.cost.total_us, ranked[1].plan.cost.total_us);
   for (size_t i = 1; i < ranked.size() && kept < limit && ranked[i].plan.cost.total_us <= reach; ++i)
     if (kinds.insert(kind_of(ranked[i].plan)).second) keep[i] = true, ++kept;
