@@ -88,7 +88,9 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // A split kernel that reduces in the GEMM (its last slice, or every slice across the cluster)
   // applies the call's epilogue itself, through pointers.
   const bool reduces_in_gemm = gemm->plan.reduces_in_gemm();
-  call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
+  // A's box stops at the last row where one tile holds them all (geometry.cuh, a_box_for).
+  const TmaBox a_box = a_box_for(gemm->plan.main.kernel, g, swap ? desc.problem.n : desc.problem.m);
+  call.a = descriptor(swap ? b : a, a_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the

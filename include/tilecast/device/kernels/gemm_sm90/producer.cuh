@@ -112,6 +112,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = producer_start_state<Cfg::kTileSlots>();
+  const uint32_t stage_tx = stage_tx_bytes(Cfg::kGeo, a_box_for(Cfg::kSpec, Cfg::kGeo, kernel_problem<Cfg>(params).m));
   stamp(Stamp::kSchedulerBuilt);
   // Both rings' first passes skip their waits (StageRing::acquire): 512^3 1.3% and 256^3 b32
   // 1.8% faster, large problems unchanged (bench/results/2026-12-02-h200-final-suites.md).
@@ -133,7 +134,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
         uint64_t* full = ring.full_barrier(state.stage);
         if (w.valid) {
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                               full, uint32_t{Cfg::kStageTxBytes});
+                                               full, stage_tx);
           int32_t c[3];
           stamp_once(Stamp::kFirstLoad, first_load);
           if (w.issue_a) {
