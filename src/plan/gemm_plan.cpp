@@ -74,7 +74,10 @@ constexpr uint32_t kMaxSwizzle = 64;
 // check_overrides takes them (the planner takes the arch spec's).
 constexpr uint32_t kBlockMs[] = {64, 128, 192};
 // 64-row tiles (one consumer warpgroup) ran at about half the rate of 128-row ones on the H200
-// (issue #12: one warpgroup cannot keep the tensor cores fed between its wgmma waits).
+// (issue #12: one warpgroup cannot keep the tensor cores fed between its wgmma waits). A bound
+// beside shared memory's, not a factor on it: 64x128 tiles ran 128x7168x16384 unsplit in 72.7 us,
+// 0.28 us for each of a CTA's 256 k-steps (fixed costs included), where the product of the two
+// said 0.42 and the larger of them 0.28 (bench/results/2026-12-02-h200-operand-stream.md).
 constexpr double kOneWarpgroupSlowdown = 2.0;
 // One SM's stream of operand bytes that come from HBM (first touches; the rest hit L2): measured
 // on the H200, 128x576x7168 ran its 4 CTAs of 128x144 in 35 us, each pulling 112 k-steps of an
@@ -82,6 +85,26 @@ constexpr double kOneWarpgroupSlowdown = 2.0;
 // problem of few tiles cannot reach the roofline however fast the tensor cores are, and a split
 // puts more SMs on the stream.
 constexpr double kSmHbmStreamBytesPerS = 57e9;
+// The share of the device's copy rate (DeviceFacts::hbm_tb_per_s, 4.2 TB/s on the H200) that a
+// GEMM's operand reads reach. Measured as the slope of time over K on decode-sized rows, where B
+// is read once: 23 pairs (m 1-16, n 576-1024, k 7168 and 16384, the best plan of a kind at each)
+// gave 2.6-3.2 TB/s, median 2.95, and cuBLAS's own kernels 3.0-3.2
+// (bench/results/2026-12-02-h200-operand-stream.md).
+constexpr double kOperandStreamHbmFraction = 0.70;
+// How the HBM time and the on-chip bound (MMA, ingress, L2, the SM's stream) combine: their
+// p-norm, not the larger, because neither resource runs flat out while the other binds (rows
+// where both are near: the plans below HBM's bound differ by up to 12% in time). p is fitted: on
+// the 24 rows of run A (m 1-128, n 576-7168, k 4096-16384) p = 2, 3, 4 and 8 put the pick within
+// 5% of the best on 15, 21, 20 and 16 rows; large problems are MMA-bound by far and move less than
+// 1% (hbm / mma <= 0.3 adds at most 0.9%).
+constexpr double kHbmOverlapPower = 3;
+// What each row of A's box past the tensor's last row costs a k-step, charged where every tile
+// runs at once (then the busiest CTA holds the last row of tiles). The TMA zero-fills those rows
+// slowly: with 63 of 64 rows past M a k-step took 0.085 us longer (64x64 tiles on 65x4104x7168),
+// with 63 of 128 0.125 us (128x64, 2 slices, before a_box_for stopped the box at M), with 127 of
+// 128 0.04 us (128x128 on 129x4096x7168): 0.3-2 ns a row, charged at the middle one
+// (bench/results/2026-12-02-h200-box-rows.md).
+constexpr double kPastEdgeRowS = 1.35e-9;
 // Split-K counts the planner weighs (each up to the k-steps of K / kMinSliceKSteps).
 constexpr uint32_t kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
 // A slice shorter than this fills and drains the operand ring with nothing to overlap.
@@ -250,14 +273,20 @@ uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
 
 // Bytes through HBM if each operand and the output moved once: per group its rows of A, its B
 // (where it has rows) and its rows of D (read too, with C).
-double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
-  double a = 0, b = 0, d = 0;
+// A's and B's bytes, each read once.
+double operand_bytes(const GemmProblem& p) {
+  double a = 0, b = 0;
   for (const GroupSize& g : group_sizes(p)) {
     a += static_cast<double>(g.rows) * g.k;
     if (g.rows) b += static_cast<double>(p.n) * g.k;
-    d += static_cast<double>(g.rows) * p.n;
   }
-  return (a + b) * 2 + d * dtype_bytes(out) * (has_c ? 2 : 1);
+  return (a + b) * 2;
+}
+
+double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
+  double d = 0;
+  for (const GroupSize& g : group_sizes(p)) d += static_cast<double>(g.rows) * p.n;
+  return operand_bytes(p) + d * dtype_bytes(out) * (has_c ? 2 : 1);
 }
 
 // The problem the kernel walks: with swapped operands N runs along the tiles' rows.
@@ -371,11 +400,17 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // A swapped tile's narrow wgmma is charged at least kSwapWgmmaFloorN wide; shared memory's
   // bound (smem_slowdown) is its own and, for unswapped tiles, always the larger.
   const double mma_s = 2.0 * bm * (swap ? std::max(bn, kSwapWgmmaFloorN) : bn) * kGemmBlockK / sm_flops;
-  const double k_step_s =
-      std::max(mma_s, 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
-  c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
+  const double one_warpgroup = k.consumer_warpgroups == 1 ? kOneWarpgroupSlowdown : 1.0;
+  const double k_step_s = std::max(mma_s * one_warpgroup,
+                                   2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
+  // Rows of A's box past the tensor's last row (the last row of tiles, where more than one holds
+  // M's rows: a_box_for), in a problem whose tiles all run at once.
+  const uint32_t kernel_m = swap ? d.problem.n : d.problem.m;
+  const uint32_t past_rows = kernel_m > bm && kernel_m % bm ? bm - kernel_m % bm : 0;
+  const bool one_wave = sim.stats.units <= launch.num_clusters;
+  const double past_edge_s = one_wave && !a_mn_major(d.layout) ? past_rows * kPastEdgeRowS : 0.0;
+  c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * (k_step_s + past_edge_s) * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
-  if (k.consumer_warpgroups == 1) c.mma_us *= kOneWarpgroupSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
   const double step_bytes = (static_cast<double>(bm) + bn) * kGemmBlockK * 2;
@@ -401,27 +436,28 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
       c.l2_line_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
   c.l2_us = static_cast<double>(sim.stats.makespan_k_steps) * line_bytes_per_k_step / sm_ingress_bps * 1e6;
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
+  const double operand_bps = hbm_bps * kOperandStreamHbmFraction;
+  const double operands = operand_bytes(unsplit_surrogate);
   // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
   const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
                                                std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
   c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes * first_touch / kSmHbmStreamBytesPerS * 1e6;
   if (splits == 1) {
-    c.hbm_us = hbm_bytes(surrogate, d.out, d.has_c) / hbm_bps * 1e6;
+    c.hbm_us = (operands / operand_bps + (hbm_bytes(surrogate, d.out, d.has_c) - operands) / hbm_bps) * 1e6;
   } else {
     // The workspace is written by the GEMM and read back by the reduce kernel, at L2's rate
     // where it fits there; A and B move once, C and D once in the reduce kernel.
     const double ws = static_cast<double>(plan.workspace_bytes());
     const double ws_bps = ws <= kWorkspaceL2Fraction * static_cast<double>(f.l2_bytes) ? f.l2_tb_per_s * 1e12 : hbm_bps;
     const double d_bytes = static_cast<double>(d.problem.num_groups) * d.problem.m * d.problem.n * dtype_bytes(d.out);
-    const double operands = hbm_bytes(unsplit_surrogate, d.out, false) - d_bytes;
-    c.hbm_us = (operands / hbm_bps + ws / ws_bps) * 1e6;
+    c.hbm_us = (operands / operand_bps + ws / ws_bps) * 1e6;
     // Either way D (and C) move once. The fused reduce: the busiest tile's last warpgroups read its
     // k_splits partials, each through its own SM; the reduce kernel: the whole workspace. Summed
     // across the cluster, no workspace: each CTA reads one tile's worth of partials.
     const double d_s = d_bytes * (d.has_c ? 2 : 1) / hbm_bps;
     const double tile_partials = static_cast<double>(splits) * bm * bn * sizeof(float);
     if (cluster_sum) {
-      c.hbm_us = operands / hbm_bps * 1e6;
+      c.hbm_us = operands / operand_bps * 1e6;
       c.reduce_us = kClusterReduceLatencyUs + (tile_partials / splits / sm_ingress_bps + d_s) * 1e6;
     } else {
       c.reduce_us = fused ? kFusedReduceLatencyUs + (tile_partials / sm_ingress_bps + d_s) * 1e6
@@ -437,7 +473,10 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double linear_4 = cs.size() == 4 && (cs.m == 1 || cs.n == 1) ? kLinearClusterOf4Slowdown : 1.0;
   const double heavy_wide =
       splits == 1 && !swap && bn >= kHeavyEpilogueWideFrom && heavy_epilogue(d) ? kHeavyEpilogueWideSlowdown : 1.0;
-  c.total_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.hbm_us, c.stream_us}) * linear_4 * heavy_wide +
+  const double on_chip_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.stream_us});
+  const double bound_us = std::pow(std::pow(on_chip_us, kHbmOverlapPower) + std::pow(c.hbm_us, kHbmOverlapPower),
+                                   1.0 / kHbmOverlapPower);
+  c.total_us = bound_us * linear_4 * heavy_wide +
                c.reduce_us + c.swapped_store_us;
   c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / launch.num_clusters;
   return plan;

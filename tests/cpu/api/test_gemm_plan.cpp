@@ -201,7 +201,9 @@ TEST(GemmPlanner, AnchorShapeTakesTheMeasuredBestConfig) {
   EXPECT_EQ(p.schedule.block_n, 256u) << "the schedule is the kernel's";
   EXPECT_EQ(p.schedule.cluster, (ClusterShape{1, 1}));
   EXPECT_GT(p.cost.ingress_us, p.cost.mma_us) << "128x256 brings 48 KiB per 1024 MMA clocks";
-  EXPECT_DOUBLE_EQ(p.cost.total_us, p.cost.ingress_us);
+  // HBM (a fifth of the ingress time) adds under 1% through the p-norm.
+  EXPECT_GT(p.cost.ingress_us, 4 * p.cost.hbm_us);
+  EXPECT_NEAR(p.cost.total_us, p.cost.ingress_us, 0.01 * p.cost.ingress_us);
 }
 
 // 192-row tiles are weighed only where one holds every row that 128-row tiles split in two
@@ -255,7 +257,7 @@ TEST(GemmPlanner, RowsOffALineCostTwoLinesAndAreMulticast) {
     unicast.cluster_m = unicast.cluster_n = 1;
     const GemmPlan one = plan_gemm(d, DeviceFacts::h200_model(), unicast);
     EXPECT_GT(one.cost.total_us, p.cost.total_us * 1.2) << "L2 lookups bind without multicast";
-    EXPECT_DOUBLE_EQ(one.cost.total_us, one.cost.l2_us);
+    EXPECT_NEAR(one.cost.total_us, one.cost.l2_us, 0.01 * one.cost.l2_us) << "HBM adds under 1%";
   }
   // 4097^3: the measured best, 128x176 in 2x2 (222.8 us; 128x256 in 2x1, which the grid-wide line
   // count put first, 255 us); 4095x7167x4104: no cluster of 4 in a line (4x1 354 us, 2x1 339).

@@ -381,6 +381,30 @@ TEST(SplitKPlan, TiesGoToOneLaunchBeforeTheReduceKernel) {
   }
 }
 
+// Rows the planner ranked wrong before operand reads were charged at the rate they reach, HBM's
+// time and the on-chip bound combined as a p-norm, and rows past M charged (gemm_plan.cpp), each
+// with the plan the H200 ran fastest among the 24 configs swept
+// (bench/results/2026-12-02-h200-operand-stream.md): 7x1000x16384 and 1x1024x7168 in 64x96 tiles
+// of 8 slices summed in the cluster (19.8 and 13.7 us; the reduce kernel's 12 slices, the picks
+// before, 22.4 and 15.9), 128x4096x7168 in 128x64 tiles of 2 (29.7 against 31.2-31.6 in 128x96
+// tiles of 3 through the reduce kernel), 65x4104x7168 in 128-row tiles whose box stops at M (30.0;
+// 64-row tiles, whose second row of tiles has one row, 38.4-41.6).
+TEST(SplitKPlan, MemoryBoundRowsTakeTheMeasuredBest) {
+  const DeviceFacts f = DeviceFacts::h200_model();
+  struct Measured {
+    int64_t m, n, k;
+    uint32_t block_m, block_n, splits;
+  };
+  for (const Measured& r : {Measured{7, 1000, 16384, 64, 96, 8}, Measured{1, 1024, 7168, 64, 96, 8},
+                            Measured{128, 4096, 7168, 128, 64, 2}, Measured{65, 4104, 7168, 128, 64, 2}}) {
+    const GemmPlan p = plan_gemm(dense_desc(r.m, r.n, r.k, 1, DType::kBF16, false), f);
+    EXPECT_EQ(p.main.kernel.block_m, r.block_m) << r.m << "x" << r.n << "x" << r.k << ": " << p.describe();
+    EXPECT_EQ(p.main.kernel.block_n, r.block_n) << p.describe();
+    EXPECT_EQ(p.k_splits, r.splits) << p.describe();
+    EXPECT_EQ(p.main.kernel.k_cluster, r.splits) << "summed in the cluster: " << p.describe();
+  }
+}
+
 TEST(SplitKPlan, ConfigTextRoundTrips) {
   const GemmConfig c = parse_config("block=128x64x64,k_splits=12");
   EXPECT_EQ(c.k_splits, 12u);
