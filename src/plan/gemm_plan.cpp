@@ -9,8 +9,9 @@
 //   and 32 KiB with B shared by 2 CTAs along M, at the same rate: they bind only where rows start
 //   off a line (lines_per_box_row).
 //   Measured on the H200: 1x1 1573 us, 2x1 1573 (bench/results/2026-12-01-h200-multicast.md).
-// The estimate is the largest of the MMA, ingress, L2 and HBM times, times the charges for what
-// those terms were measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
+// The estimate is the largest of the on-chip times (MMA, ingress, L2, one SM's HBM stream) and the
+// HBM time combined as a p-norm (kHbmOverlapPower), times the charges for what those terms were
+// measured to miss (clusters of 4 in a line, heavy epilogues on 256-wide tiles).
 // The cheapest plan wins, and within 5% (kTieFraction) one launch before a split that needs the
 // reduce kernel behind it (within 10% for a split summed in the cluster: kClusterSumTieFraction),
 // then fewer split-K slices, then the smaller cluster on SM90 (less coupling, easier placement;
@@ -60,11 +61,12 @@ constexpr double kTieFraction = 0.05;
 // 11-15% faster (A/B in alternating processes, 3 rounds: 128x576x7168 128x64 in 8 slices summed
 // in the cluster 12.9-13.0 us against 14.5-14.7 in 12 through the reduce kernel; 64x576x7168
 // 11.5-11.6 against 13.2-13.5; 8x768x7168 12.2-12.4 against 14.1-14.3;
-// bench/results/2026-12-02-h200-decode-splits.md). What they miss is not measured apart: the
-// one-warpgroup charge on the 64-row tiles' longer k-chains, or what more slices cost beyond
-// their workspace bytes. Left: 1x1024x7168 and rows with K >= 10240 and N <= 1024, where the
-// cluster-summed split also ran 8-13% faster but is estimated 11-25% slower; a band that wide
-// would be the terms' error, not a tie.
+// bench/results/2026-12-02-h200-decode-splits.md). What they miss is not measured apart: what
+// more slices cost beyond their workspace bytes (kReduceLaunchUs is stated, not calibrated). Of
+// the rows with K >= 10240 and N <= 1024 that it left (estimated 11-25% slower, 8-13% faster),
+// 7x1000x16384 and 8x1024x16384 take the cluster-summed split since operand reads are charged at
+// the rate they reach (kOperandStreamHbmFraction); 1x768x16384 keeps the reduce kernel's, 8.5%
+// behind a swapped plan (bench/results/2026-12-02-h200-operand-stream.md).
 constexpr double kClusterSumTieFraction = 0.10;
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
