@@ -117,7 +117,7 @@ constexpr uint32_t kMinSliceKSteps = 4;
 // pairs in the sweeps of bench/results/2026-12-02-h200-operand-stream.md), the reduce kernel's
 // plans ran 0.8-3.9 us slower (median 2.4) where the terms say 0.5-1.5 (median 1.0): about 1.7 us
 // more than this. At 4.7 the tie order then takes plans measured slower (128x4096x7168 64x64
-// unsplit, +11%; 333x2112x7168 128x96 summed in clusters of 2, ~+15%), so it stays stated until
+// unsplit, +11%; 333x2112x7168 128x96 summed in clusters of 2, +8.6%), so it stays stated until
 // the tie order is revisited with it.
 constexpr double kReduceLaunchUs = 3.0;
 // Split-K is weighed only for problems with fewer of the largest tiles (128 x 256) than SMs: with
