@@ -55,7 +55,7 @@ TmaDescriptor bias_descriptor(const VectorView& bias, const TmaBox& box) {
 // without C, narrow ones without a narrow slab, bias without one) repeat D's.
 struct PreparedCall {
   std::shared_ptr<const PreparedGemm> gemm;
-  TmaDescriptor a, b, d, d_narrow, c, c_narrow, bias;
+  TmaDescriptor a, a_last, b, d, d_narrow, c, c_narrow, bias;  // a_last: the last row of tiles' A
   GemmParams params;
   // Split-K: the GEMM's D is the workspace of the stream it runs on, which the descriptors and
   // parameters name; a call on another stream re-aims them (only this thread's call cache holds
@@ -88,9 +88,10 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // A split kernel that reduces in the GEMM (its last slice, or every slice across the cluster)
   // applies the call's epilogue itself, through pointers.
   const bool reduces_in_gemm = gemm->plan.reduces_in_gemm();
-  // A's box stops at the last row where one tile holds them all (geometry.cuh, a_box_for).
-  const TmaBox a_box = a_box_for(gemm->plan.main.kernel, g, swap ? desc.problem.n : desc.problem.m);
-  call.a = descriptor(swap ? b : a, a_box, jit::TmaSwizzle::k128B);
+  // The last row of tiles has its own box of A, which stops at M (geometry.cuh, a_last_box_for).
+  const uint32_t kernel_m = swap ? desc.problem.n : desc.problem.m;
+  call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
+  call.a_last = descriptor(swap ? b : a, a_last_box_for(gemm->plan.main.kernel, g, kernel_m), jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the
@@ -213,7 +214,7 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   if (plan.k_splits > 1) {
     // Summed across each cluster, no workspace; else the partial sums (or the fused reduce's) go there.
     if (plan.main.kernel.k_cluster == 1) aim_at_workspace(call, stream);
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);
     if (plan.reduces_in_gemm()) return;  // the GEMM summed the slices of every tile itself
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
@@ -223,7 +224,7 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
     return;
   }
   if (!plan.companion) {
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
                        call.c_narrow, call.bias, call.params);
     return;
   }
@@ -238,9 +239,9 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   std::lock_guard lock(dev.launch_mutex());
   check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
   check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
-  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.b, call.d, call.d_narrow, call.c,
+  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
                      call.c_narrow, call.bias, main);
-  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.b, call.d,
+  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.a_last, call.b, call.d,
                      call.d_narrow, call.c, call.c_narrow, call.bias, side);
   check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
   check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");

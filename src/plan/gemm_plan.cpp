@@ -103,9 +103,11 @@ constexpr double kHbmOverlapPower = 3;
 // What each row of A's box past the tensor's last row costs a k-step, charged where every tile
 // runs at once (then the busiest CTA holds the last row of tiles). The TMA zero-fills those rows
 // slowly: with 63 of 64 rows past M a k-step took 0.085 us longer (64x64 tiles on 65x4104x7168),
-// with 63 of 128 0.125 us (128x64, 2 slices, before a_box_for stopped the box at M), with 127 of
-// 128 0.04 us (128x128 on 129x4096x7168): 0.3-2 ns a row, charged at the middle one
-// (bench/results/2026-12-02-h200-box-rows.md).
+// with 63 of 128 0.125 us (128x64, 2 slices, before A's box stopped at M), with 127 of 128
+// 0.04 us (128x128 on 129x4096x7168): 0.3-2 ns a row, charged at the middle one
+// (bench/results/2026-12-02-h200-box-rows.md). The kernel's last row of tiles now loads a box
+// that stops at M (a_last_box_for, geometry.cuh), so no row costs this any more; the charge
+// stays until a sweep ranks the plans without it.
 constexpr double kPastEdgeRowS = 1.35e-9;
 // Split-K counts the planner weighs (each up to the k-steps of K / kMinSliceKSteps).
 constexpr uint32_t kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};

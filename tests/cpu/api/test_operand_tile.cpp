@@ -157,14 +157,15 @@ TEST(OperandTile, GeometryFollowsTheLayout) {
   EXPECT_NE(gemm_spec_error(s), nullptr);
 }
 
-// Where one K-major tile holds every row of a dense or batched problem, A's box stops at M and the
-// stage expects that many fewer bytes; everywhere else box and bytes are the tile's.
-TEST(OperandTile, AsBoxStopsAtMWhereOneTileHoldsEveryRow) {
+// Dense and batched problems with K-major A: the last row of tiles loads a box of the rows it has
+// (all of M where one tile holds them), and its stage expects that many fewer bytes; everywhere
+// else box and bytes are the tile's.
+TEST(OperandTile, AsLastBoxStopsAtM) {
   for (GemmLayout layout : {GemmLayout::kNT, GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
     for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
                           GemmType::kMGroupedMasked, GemmType::kKGroupedContiguous})
       for (uint32_t block_m : {64u, 128u, 192u})
-        for (uint32_t m : {1u, 7u, 63u, 64u, 65u, 127u, 128u, 129u, 191u, 192u, 4096u}) {
+        for (uint32_t m : {1u, 7u, 63u, 64u, 65u, 127u, 128u, 129u, 191u, 192u, 333u, 4096u, 4097u}) {
           GemmKernelSpec s;
           s.block_m = block_m;
           s.block_n = 128;
@@ -174,14 +175,17 @@ TEST(OperandTile, AsBoxStopsAtMWhereOneTileHoldsEveryRow) {
           s.type = type;
           if (gemm_spec_error(s)) continue;  // grouped kernels are NT only; MN-major tiles whole spans
           const GemmGeometry g = gemm_geometry(s);
-          const TmaBox box = a_box_for(s, g, m);
-          const bool shorter = !a_mn_major(layout) && (type == GemmType::kNormal || type == GemmType::kBatched) &&
-                               m < block_m;
-          EXPECT_EQ(box.cols, g.a_box.cols);
-          EXPECT_EQ(box.rows, shorter ? m : g.a_box.rows) << layout_name(layout) << " " << block_m << " m " << m;
+          const bool stops = !a_mn_major(layout) && (type == GemmType::kNormal || type == GemmType::kBatched);
+          EXPECT_EQ(a_box_stops_at_m(s, g), stops);
+          const TmaBox last = a_last_box_for(s, g, m);
+          EXPECT_EQ(last.cols, g.a_box.cols);
+          // The rows of the last row of tiles: a whole tile's where M fills it.
+          const uint32_t last_rows = m - (m - 1) / block_m * block_m;
+          EXPECT_EQ(last.rows, stops ? last_rows : g.a_box.rows) << layout_name(layout) << " " << block_m << " m " << m;
           // The stage's bytes are the boxes': A's box and B's tile.
-          const uint32_t a_bytes = a_mn_major(layout) ? g.tile_a_bytes : box.rows * box.cols * 2;
-          EXPECT_EQ(stage_tx_bytes(g, box), a_bytes + g.tile_b_bytes);
+          const uint32_t a_bytes = a_mn_major(layout) ? g.tile_a_bytes : last.rows * last.cols * 2;
+          EXPECT_EQ(stage_tx_bytes(g, last), a_bytes + g.tile_b_bytes);
+          EXPECT_EQ(stage_tx_bytes(g, g.a_box), g.stage_tx_bytes);
         }
 }
 

@@ -190,7 +190,8 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.tile_a_bytes = g.a_tile.bytes;
   g.tile_b_bytes = g.b_tile.bytes;
   // Every box lands whole (the TMA zero-fills what lies outside the tensor), so a stage's bytes
-  // do not depend on where the tile sits; only A's box may be shorter (a_box_for).
+  // do not depend on where the tile sits; only A's box for the last row of tiles may be shorter
+  // (a_last_box_for).
   g.stage_tx_bytes = g.tile_a_bytes + g.tile_b_bytes;
   g.a_box = g.a_tile.box;
   g.b_box = g.b_tile.box;
@@ -241,22 +242,27 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   return g;
 }
 
-// A's TMA box for a problem of `m` rows (the kernel's: the caller's N when operands are swapped).
-// A box that reaches past the tensor's last row lands far slower than its bytes say: on the H200
-// 128x64 tiles in 2 slices ran 128x4104x7168 in 31 us and 65x4104x7168 (63 of a box's 128 rows
-// past M) in 38-40 us; 64x64 tiles ran 128x4104x7168 in 32 us and 65x4104x7168 (a second row of
-// tiles with 63 of 64 rows past M) in 41-42 us (bench/results/2026-12-02-h200-box-rows.md). So
-// where a dense or batched problem's rows fit in one K-major tile, the box is M rows; the tile's
-// rows past M keep whatever the ring held, and they reach only accumulator rows that no epilogue
-// stores. Elsewhere the box is the tile's (the TMA zero-fills what lies outside the tensor).
-TC_HOST_DEVICE constexpr TmaBox a_box_for(const GemmKernelSpec& s, const GemmGeometry& g, uint32_t m) {
+// A's TMA box for the last row of tiles of a problem of `m` rows (the kernel's: the caller's N when
+// operands are swapped); every other row of tiles takes the tile's box. A box that reaches past the
+// tensor's last row lands far slower than its bytes say: on the H200 128x64 tiles in 2 slices ran
+// 128x4104x7168 in 31 us and 65x4104x7168 (63 of a box's 128 rows past M) in 38-40 us; 64x64
+// tiles ran 128x4104x7168 in 32 us and 65x4104x7168 (a second row of tiles with 63 of 64 rows
+// past M) in 41-42 us (bench/results/2026-12-02-h200-box-rows.md). So for dense and batched
+// problems with K-major A, the last row of tiles loads the rows it has when it has fewer than a
+// tile's (all of M where one tile holds them); the tile's rows past M keep whatever the ring held,
+// and they reach only accumulator rows that no epilogue stores. Elsewhere the box is the tile's
+// (the TMA zero-fills what lies outside the tensor).
+TC_HOST_DEVICE constexpr bool a_box_stops_at_m(const GemmKernelSpec& s, const GemmGeometry& g) {
+  return (s.type == GemmType::kNormal || s.type == GemmType::kBatched) && !g.a_tile.mn_major;
+}
+
+TC_HOST_DEVICE constexpr TmaBox a_last_box_for(const GemmKernelSpec& s, const GemmGeometry& g, uint32_t m) {
   TmaBox box = g.a_box;
-  const bool dense = s.type == GemmType::kNormal || s.type == GemmType::kBatched;
-  if (dense && !g.a_tile.mn_major && m > 0 && m < box.rows) box.rows = m;
+  if (a_box_stops_at_m(s, g) && m % box.rows != 0) box.rows = m % box.rows;
   return box;
 }
 
-// The bytes that land in one stage when A's box is `a_box` (a_box_for).
+// The bytes that land in one stage when A's box is `a_box`.
 TC_HOST_DEVICE constexpr uint32_t stage_tx_bytes(const GemmGeometry& g, const TmaBox& a_box) {
   return g.stage_tx_bytes - (g.a_box.rows - a_box.rows) * a_box.cols * 2;
 }

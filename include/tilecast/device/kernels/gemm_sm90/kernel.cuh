@@ -29,7 +29,8 @@ inline constexpr uint32_t kPrefetchThread = kBarrierInitThread + 32;
 // The JIT instantiates this with a generated traits struct of named fields (spec.cuh, spec_of).
 template <class Traits>
 __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
-    gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_b,
+    gemm_sm90_kernel(const __grid_constant__ TmaDescriptor tma_a, const __grid_constant__ TmaDescriptor tma_a_last,
+                     const __grid_constant__ TmaDescriptor tma_b,
                      const __grid_constant__ TmaDescriptor tma_d, const __grid_constant__ TmaDescriptor tma_d_narrow,
                      const __grid_constant__ TmaDescriptor tma_c, const __grid_constant__ TmaDescriptor tma_c_narrow,
                      const __grid_constant__ TmaDescriptor tma_bias, const __grid_constant__ GemmParams params) {
@@ -44,6 +45,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // The descriptors' first fetch overlaps the barrier setup instead of the first loads and stores.
   if (threadIdx.x == 32) {
     ptx::prefetch_tensormap(&tma_a);
+    if constexpr (a_box_stops_at_m(Cfg::kSpec, Cfg::kGeo)) ptx::prefetch_tensormap(&tma_a_last);
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_d);
     if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);
@@ -77,7 +79,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // warp, which has nothing to do until the first stage lands, and between arrive and wait, so
   // that no one waits for it. (From the producer's warpgroup, before the arrive, it delayed the
   // first load by 600 cycles.)
-  if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_b, params);
+  if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_a_last, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
   if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
   // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
       if (ptx::elect_one_sync()) {
         // Read here, not before setmaxnreg: ptxas spills a value that lives across it (the unit
         // counter derived from the cluster id was, in every kernel, at any register budget).
-        run_producer<Cfg>(smem, tma_a, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
+        run_producer<Cfg>(smem, tma_a, tma_a_last, tma_b, params, cuda::ptx::get_sreg_clusterid_x(),
                           cuda::ptx::get_sreg_cluster_ctarank());
       }
     } else if (threadIdx.x / 32 == 1) {

@@ -64,12 +64,21 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
   }
 }
 
+// Whether the tile at `row` takes A's box for the last row of tiles, which stops at M
+// (a_box_stops_at_m, geometry.cuh): it does where it has fewer than block_m rows. M comes from the
+// kernel's parameters (constant memory), so the producer keeps no register for it.
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE bool takes_last_a_box(uint32_t m, uint32_t row) {
+  return a_box_stops_at_m(Cfg::kSpec, Cfg::kGeo) && m - row < Cfg::kBlockM;
+}
+
 // This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
 // (first_stage_prefetch.cuh); nothing in grouped and split-K kernels. A companion launch
 // judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
 // costs an L2 hit each.
 template <typename Cfg>
-TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b, const GemmParams& params) {
+TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last, const TmaDescriptor& tma_b,
+                                    const GemmParams& params) {
   constexpr bool kDenseOrBatched = Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched;
   if constexpr (!kDenseOrBatched || Cfg::kSplitK) return;
   const GemmProblem p = kernel_problem<Cfg>(params);
@@ -86,10 +95,11 @@ TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescrip
     w.group = t.group;
     int32_t c[3];
     if (t.is_a) {
+      const TmaDescriptor* a = takes_last_a_box<Cfg>(p.m, w.row) ? &tma_a_last : &tma_a;
 #pragma unroll
       for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
         TileCoords<Cfg::kGemmType>::a(w, 0, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
-        ptx::prefetch_tensor_3d(&tma_a, c);
+        ptx::prefetch_tensor_3d(a, c);
       }
     } else {
 #pragma unroll
@@ -102,8 +112,8 @@ TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescrip
 }
 
 template <typename Cfg>
-TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
-                            const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
+TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last,
+                            const TmaDescriptor& tma_b, const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
   constexpr bool kAlone = Cfg::kClusterSize == 1;  // every load is this CTA's own (load_box)
   stamp(Stamp::kProducerIn);
   TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
@@ -112,7 +122,6 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
   PipelineState<Cfg::kStages> state = producer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = producer_start_state<Cfg::kTileSlots>();
-  const uint32_t stage_tx = stage_tx_bytes(Cfg::kGeo, a_box_for(Cfg::kSpec, Cfg::kGeo, kernel_problem<Cfg>(params).m));
   stamp(Stamp::kSchedulerBuilt);
   // Both rings' first passes skip their waits (StageRing::acquire): 512^3 1.3% and 256^3 b32
   // 1.8% faster, large problems unchanged (bench/results/2026-12-02-h200-final-suites.md).
@@ -128,6 +137,11 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       const TileWork w = scheduler.work(step);
       stamp_first(Stamp::kFirstWork, first_load);
       publish(smem, tiles, tile, tile_info<Cfg>(w));
+      // The last row of tiles loads only the rows it has: fewer bytes land.
+      const uint32_t m = kernel_problem<Cfg>(params).m;
+      const bool a_last = takes_last_a_box<Cfg>(m, w.row);
+      const uint32_t stage_tx =
+          a_last ? stage_tx_bytes(Cfg::kGeo, a_last_box_for(Cfg::kSpec, Cfg::kGeo, m)) : uint32_t{Cfg::kStageTxBytes};
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
         ring.acquire(state, fresh_stages);
         stamp_first(Stamp::kFirstStageFree, first_load);
@@ -141,7 +155,8 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
               TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
-              load_box<kAlone>(tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c, w.a_mask, rank);
+              load_box<kAlone>(a_last ? tma_a_last : tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c,
+                               w.a_mask, rank);
             }
           }
           if (w.issue_b) {
