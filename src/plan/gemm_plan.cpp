@@ -100,15 +100,6 @@ constexpr double kOperandStreamHbmFraction = 0.70;
 // 5% of the best on 15, 21, 20 and 16 rows; large problems are MMA-bound by far and move less than
 // 1% (hbm / mma <= 0.3 adds at most 0.9%).
 constexpr double kHbmOverlapPower = 3;
-// What each row of A's box past the tensor's last row costs a k-step, charged where every tile
-// runs at once (then the busiest CTA holds the last row of tiles). The TMA zero-fills those rows
-// slowly: with 63 of 64 rows past M a k-step took 0.085 us longer (64x64 tiles on 65x4104x7168),
-// with 63 of 128 0.125 us (128x64, 2 slices, before A's box stopped at M), with 127 of 128
-// 0.04 us (128x128 on 129x4096x7168): 0.3-2 ns a row, charged at the middle one
-// (bench/results/2026-12-02-h200-box-rows.md). The kernel's last row of tiles now loads a box
-// that stops at M (a_last_box_for, geometry.cuh), so no row costs this any more; the charge
-// stays until a sweep ranks the plans without it.
-constexpr double kPastEdgeRowS = 1.35e-9;
 // Split-K counts the planner weighs (each up to the k-steps of K / kMinSliceKSteps).
 constexpr uint32_t kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
 // A slice shorter than this fills and drains the operand ring with nothing to overlap.
@@ -412,17 +403,15 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double one_warpgroup = k.consumer_warpgroups == 1 ? kOneWarpgroupSlowdown : 1.0;
   const double k_step_s = std::max(mma_s * one_warpgroup,
                                    2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
-  // Rows of A's box past the tensor's last row (the last row of tiles, where more than one holds
-  // M's rows: a_box_for), in a problem whose tiles all run at once.
-  const uint32_t kernel_m = swap ? d.problem.n : d.problem.m;
-  const uint32_t past_rows = kernel_m > bm && kernel_m % bm ? bm - kernel_m % bm : 0;
-  const bool one_wave = sim.stats.units <= launch.num_clusters;
-  const double past_edge_s = one_wave && !a_mn_major(d.layout) ? past_rows * kPastEdgeRowS : 0.0;
-  c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * (k_step_s + past_edge_s) * 1e6;
+  c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
-  const double step_bytes = (static_cast<double>(bm) + bn) * kGemmBlockK * 2;
+  // The busiest CTA's k-step: where A's box stops at M (a_box_stops_at_m) a problem of fewer rows
+  // than a tile loads only those (65x4104x7168: 128x64 tiles in 2 slices 29.6 us against 64x128's
+  // 31.9, bench/results/2026-12-02-h200-box-rows.md).
+  const uint32_t a_rows = a_box_stops_at_m(k, gemm_geometry(k)) ? std::min(bm, plan.kernel_problem().m) : bm;
+  const double step_bytes = (static_cast<double>(a_rows) + bn) * kGemmBlockK * 2;
   const double sm_ingress_bps = f.l2_tb_per_s * 1e12 / f.num_sms;
   c.ingress_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes / sm_ingress_bps * 1e6;
   // Swapped operands: the kernel's A is the caller's B. K-grouped: each group's boxes start at

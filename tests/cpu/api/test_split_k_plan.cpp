@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "tilecast/gemm.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
@@ -370,38 +371,50 @@ TEST(SplitKPlan, TiesGoToOneLaunchBeforeTheReduceKernel) {
       reduce_kernel_seen = reduce_kernel_seen || plans[i].launches_reduce_kernel();
     }
   }
-  // The measured cases: 4x1024x4096 in 64x96 tiles, 8 slices summed in the cluster (11.4-11.9 us;
-  // 13.0-13.3 through the reduce kernel in 64x64 tiles, the pick before), and 128x576x7168 in
-  // 128x64 tiles, 8 slices summed in the cluster (12.9-13.0 us against 14.5-14.7 in 12 slices and
-  // the reduce kernel).
+  // The measured cases: 4x1024x4096 and 128x576x7168, whose splits summed in the cluster ran
+  // 11.3 us (64x64 in 4 slices and 64x96 in 8, run H) and 12.8-13.1 (64x96 in 8) against the
+  // reduce kernel's 13.0-13.3 (64x64 in 8) and 14.5-14.7 (128x64 in 12).
   for (const auto& [m, n, k] : {std::array<int64_t, 3>{4, 1024, 4096}, {128, 576, 7168}}) {
     const GemmPlan p = plan_gemm(dense_desc(m, n, k, 1, DType::kBF16, false), f);
     EXPECT_FALSE(p.launches_reduce_kernel()) << p.describe();
-    EXPECT_EQ(p.main.kernel.k_cluster, 8u) << p.describe();
+    EXPECT_GT(p.main.kernel.k_cluster, 1u) << p.describe();
   }
 }
 
 // Rows the planner ranked wrong before operand reads were charged at the rate they reach, HBM's
-// time and the on-chip bound combined as a p-norm, and rows past M charged (gemm_plan.cpp), each
-// with the plan the H200 ran fastest among the 24 configs swept
-// (bench/results/2026-12-02-h200-operand-stream.md): 7x1000x16384 and 1x1024x7168 in 64x96 tiles
-// of 8 slices summed in the cluster (19.8 and 13.7 us; the reduce kernel's 12 slices, the picks
-// before, 22.4 and 15.9), 128x4096x7168 in 128x64 tiles of 2 (29.7 against 31.2-31.6 in 128x96
-// tiles of 3 through the reduce kernel), 65x4104x7168 in 128-row tiles whose box stops at M (30.0;
-// 64-row tiles, whose second row of tiles has one row, 38.4-41.6).
-TEST(SplitKPlan, MemoryBoundRowsTakeTheMeasuredBest) {
+// time and the on-chip bound combined as a p-norm, and A's rows charged as the box holds them
+// (gemm_plan.cpp), with configs the H200 ran for each (us, median, cuBLAS in the same loop;
+// bench/results/2026-12-02-h200-operand-stream.md, 2026-12-02-h200-box-rows.md, run H of
+// 2026-12-03-h200-last-box-sweep.md). The pick must be one of them, within 5% of the fastest.
+TEST(SplitKPlan, MemoryBoundRowsPickWithinFivePercentOfTheMeasuredBest) {
   const DeviceFacts f = DeviceFacts::h200_model();
-  struct Measured {
-    int64_t m, n, k;
+  struct Ran {
     uint32_t block_m, block_n, splits;
+    bool summed_in_cluster;
+    double us;
   };
-  for (const Measured& r : {Measured{7, 1000, 16384, 64, 96, 8}, Measured{1, 1024, 7168, 64, 96, 8},
-                            Measured{128, 4096, 7168, 128, 64, 2}, Measured{65, 4104, 7168, 128, 64, 2}}) {
+  struct Row {
+    int64_t m, n, k;
+    std::vector<Ran> ran;
+  };
+  const Row rows[] = {
+      {7, 1000, 16384, {{64, 96, 8, true, 19.8}, {64, 96, 12, false, 22.4}}},
+      {1, 1024, 7168, {{64, 96, 8, true, 13.1}, {64, 64, 4, true, 13.6}}},
+      {4, 1024, 4096, {{64, 96, 8, true, 11.3}, {64, 64, 4, true, 11.3}, {64, 64, 8, false, 13.0}}},
+      {128, 4096, 7168, {{128, 64, 2, true, 29.7}, {128, 96, 3, false, 31.2}}},
+      {65, 4104, 7168, {{128, 64, 2, true, 29.6}, {64, 128, 2, true, 31.9}, {64, 64, 1, false, 32.7},
+                        {128, 96, 3, false, 32.0}}},
+  };
+  for (const Row& r : rows) {
     const GemmPlan p = plan_gemm(dense_desc(r.m, r.n, r.k, 1, DType::kBF16, false), f);
-    EXPECT_EQ(p.main.kernel.block_m, r.block_m) << r.m << "x" << r.n << "x" << r.k << ": " << p.describe();
-    EXPECT_EQ(p.main.kernel.block_n, r.block_n) << p.describe();
-    EXPECT_EQ(p.k_splits, r.splits) << p.describe();
-    EXPECT_EQ(p.main.kernel.k_cluster, r.splits) << "summed in the cluster: " << p.describe();
+    const GemmKernelSpec& k = p.main.kernel;
+    const auto it = std::ranges::find_if(r.ran, [&](const Ran& x) {
+      return x.block_m == k.block_m && x.block_n == k.block_n && x.splits == p.k_splits &&
+             x.summed_in_cluster == (k.k_cluster > 1) && !k.swap_ab && k.cluster.size() == 1;
+    });
+    ASSERT_NE(it, r.ran.end()) << r.m << "x" << r.n << "x" << r.k << ": a plan not measured: " << p.describe();
+    const double best = std::ranges::min(r.ran, {}, &Ran::us).us;
+    EXPECT_LE(it->us, best * 1.05) << r.m << "x" << r.n << "x" << r.k << ": " << p.describe();
   }
 }
 
