@@ -214,8 +214,8 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   if (plan.k_splits > 1) {
     // Summed across each cluster, no workspace; else the partial sums (or the fused reduce's) go there.
     if (plan.main.kernel.k_cluster == 1) aim_at_workspace(call, stream);
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
-                       call.c_narrow, call.bias, call.params);
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
+                       call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
     if (plan.reduces_in_gemm()) return;  // the GEMM summed the slices of every tile itself
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
@@ -224,8 +224,8 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
     return;
   }
   if (!plan.companion) {
-    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
-                       call.c_narrow, call.bias, call.params);
+    jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
+                       call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
     return;
   }
   // Both launches claim units from one counter pair, kept per stream.
@@ -239,10 +239,10 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   std::lock_guard lock(dev.launch_mutex());
   check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
   check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
-  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d, call.d_narrow, call.c,
-                     call.c_narrow, call.bias, main);
-  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.a_last, call.b, call.d,
-                     call.d_narrow, call.c, call.c_narrow, call.bias, side);
+  jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
+                     call.d_narrow, call.c, call.c_narrow, call.bias, main);
+  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.a_last, call.b,
+                     call.d, call.d_narrow, call.c, call.c_narrow, call.bias, side);
   check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
   check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
 }

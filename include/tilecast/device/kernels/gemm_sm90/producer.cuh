@@ -77,8 +77,8 @@ TC_DEVICE TC_FORCEINLINE bool takes_last_a_box(uint32_t m, uint32_t row) {
 // judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
 // costs an L2 hit each.
 template <typename Cfg>
-TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last, const TmaDescriptor& tma_b,
-                                    const GemmParams& params) {
+TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last,
+                                    const TmaDescriptor& tma_b, const GemmParams& params) {
   constexpr bool kDenseOrBatched = Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched;
   if constexpr (!kDenseOrBatched || Cfg::kSplitK) return;
   const GemmProblem p = kernel_problem<Cfg>(params);
