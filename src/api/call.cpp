@@ -88,10 +88,12 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // A split kernel that reduces in the GEMM (its last slice, or every slice across the cluster)
   // applies the call's epilogue itself, through pointers.
   const bool reduces_in_gemm = gemm->plan.reduces_in_gemm();
-  // The last row of tiles has its own box of A, which stops at M (geometry.cuh, a_last_box_for).
+  // The last row of tiles has its own box of A, which stops at M (geometry.cuh, a_last_box_for);
+  // where that row is whole, or the box never stops at M, it is A's own descriptor.
   const uint32_t kernel_m = swap ? desc.problem.n : desc.problem.m;
+  const TmaBox a_last_box = a_last_box_for(gemm->plan.main.kernel, g, kernel_m);
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
-  call.a_last = descriptor(swap ? b : a, a_last_box_for(gemm->plan.main.kernel, g, kernel_m), jit::TmaSwizzle::k128B);
+  call.a_last = a_last_box.rows == g.a_box.rows ? call.a : descriptor(swap ? b : a, a_last_box, jit::TmaSwizzle::k128B);
   call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the

@@ -410,7 +410,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // The busiest CTA's k-step: where A's box stops at M (a_box_stops_at_m) a problem of fewer rows
   // than a tile loads only those (65x4104x7168: 128x64 tiles in 2 slices 29.6 us against 64x128's
   // 31.9, bench/results/2026-12-02-h200-box-rows.md).
-  const uint32_t a_rows = a_box_stops_at_m(k, gemm_geometry(k)) ? std::min(bm, plan.kernel_problem().m) : bm;
+  const uint32_t a_rows = a_box_stops_at_m(k) ? std::min(bm, plan.kernel_problem().m) : bm;
   const double step_bytes = (static_cast<double>(a_rows) + bn) * kGemmBlockK * 2;
   const double sm_ingress_bps = f.l2_tb_per_s * 1e12 / f.num_sms;
   c.ingress_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes / sm_ingress_bps * 1e6;

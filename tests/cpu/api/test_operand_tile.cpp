@@ -176,7 +176,7 @@ TEST(OperandTile, AsLastBoxStopsAtM) {
           if (gemm_spec_error(s)) continue;  // grouped kernels are NT only; MN-major tiles whole spans
           const GemmGeometry g = gemm_geometry(s);
           const bool stops = !a_mn_major(layout) && (type == GemmType::kNormal || type == GemmType::kBatched);
-          EXPECT_EQ(a_box_stops_at_m(s, g), stops);
+          EXPECT_EQ(a_box_stops_at_m(s), stops);
           const TmaBox last = a_last_box_for(s, g, m);
           EXPECT_EQ(last.cols, g.a_box.cols);
           // The rows of the last row of tiles: a whole tile's where M fills it.

@@ -252,13 +252,13 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
 // tile's (all of M where one tile holds them); the tile's rows past M keep whatever the ring held,
 // and they reach only accumulator rows that no epilogue stores. Elsewhere the box is the tile's
 // (the TMA zero-fills what lies outside the tensor).
-TC_HOST_DEVICE constexpr bool a_box_stops_at_m(const GemmKernelSpec& s, const GemmGeometry& g) {
-  return (s.type == GemmType::kNormal || s.type == GemmType::kBatched) && !g.a_tile.mn_major;
+TC_HOST_DEVICE constexpr bool a_box_stops_at_m(const GemmKernelSpec& s) {
+  return (s.type == GemmType::kNormal || s.type == GemmType::kBatched) && !a_mn_major(s.layout);
 }
 
 TC_HOST_DEVICE constexpr TmaBox a_last_box_for(const GemmKernelSpec& s, const GemmGeometry& g, uint32_t m) {
   TmaBox box = g.a_box;
-  if (a_box_stops_at_m(s, g) && m % box.rows != 0) box.rows = m % box.rows;
+  if (a_box_stops_at_m(s) && m % box.rows != 0) box.rows = m % box.rows;
   return box;
 }
 

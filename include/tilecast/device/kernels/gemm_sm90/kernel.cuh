@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // The descriptors' first fetch overlaps the barrier setup instead of the first loads and stores.
   if (threadIdx.x == 32) {
     ptx::prefetch_tensormap(&tma_a);
-    if constexpr (a_box_stops_at_m(Cfg::kSpec, Cfg::kGeo)) ptx::prefetch_tensormap(&tma_a_last);
+    if constexpr (a_box_stops_at_m(Cfg::kSpec)) ptx::prefetch_tensormap(&tma_a_last);
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_d);
     if constexpr (Cfg::kNarrowSlabCols != 0) ptx::prefetch_tensormap(&tma_d_narrow);

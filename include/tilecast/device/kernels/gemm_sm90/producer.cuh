@@ -69,7 +69,7 @@ TC_DEVICE TC_FORCEINLINE void load_box(const TmaDescriptor& desc, void* dst, uin
 // kernel's parameters (constant memory), so the producer keeps no register for it.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE bool takes_last_a_box(uint32_t m, uint32_t row) {
-  return a_box_stops_at_m(Cfg::kSpec, Cfg::kGeo) && m - row < Cfg::kBlockM;
+  return a_box_stops_at_m(Cfg::kSpec) && m - row < Cfg::kBlockM;
 }
 
 // This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
