@@ -146,6 +146,17 @@ constexpr double kClusterReduceLatencyUs = 2.0;
 // 128x4096x7168 in 4) ran 6% and 15% slower than the best timed config, where the picks at 4 and
 // 5 stages (128x128 on 128x7168x16384, 128x96 on 255x576x7168) were the best timed.
 constexpr uint32_t kClusterReduceMinStages = 4;
+// How many microseconds of k-steps (k_step_seconds) the operand ring must hold where it gives
+// stages up to C's slab buffers (ring_stages): enough to cover an operand load. Measured on the H200
+// with C, tiles forced at 1x1 at each stage count that fits, on the fp32c suite's 8 shapes and 4
+// with BF16 C (bench/results/2026-12-03-h200-c-buffers.md). FP32 C: 128x192 at 3 stages (1.37 us of
+// k-steps, 6 of 6 slabs buffered) ran 4-24% slower than at 4 (1.82 us, 4 of 6), 128x176 at 3
+// (1.29 us) 5-15% slower than at 4 (1.72 us, 4 of 6), which ran 5-20% faster than at 5 (2 of 6);
+// 128x256 at 3 (1.68 us, 5 of 8) 6-28% faster than at 4 (2 of 8); 128x144 at 4 (1.50 us, 5 of 5)
+// tied 5 (3 of 5) over the 8 rows (geomean 0.99, -8% to +5%). BF16 C: 128x176 at 4 (3 of 3) 2-6%
+// faster than at 5 (2 of 3), 128x256 at 3 (4 of 4) 4-9% faster than at 4 (2 of 4). Any value in
+// (1.37, 1.50] takes the faster of each pair.
+constexpr double kRingCoverUs = 1.45;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -185,17 +196,15 @@ double lines_per_box_row(uint8_t alignment) {
 // (bench/results/2026-12-01-h200-alignment.md). Charged on the estimate.
 constexpr double kLinearClusterOf4Slowdown = 1.08;
 // A heavy epilogue (C and a bias, or FP32 output with either) on a 256-wide tile runs slower than
-// the terms say, which do not model the epilogue's C ring. Measured against 192 or 176 on the same
-// problem, 256's time over theirs divided by the terms' ratio was:
-// - 1.15 and 1.21 on fp32c 8192^3 and 4096x32768x512, where 192 won by 5.5% and 20.7%;
-// - about 1.28 on 4096x24576x1536 (192 in an earlier run at 555.7 us, 256 at 640.9);
-// - 1.10, 1.10 and 1.14 on 4096x4096x7168, 4096x7168x2048 and 4096x7168x16384, where 256 won or
-//   tied;
-// - 1.08-1.09 on the kgrouped rows, where 256 won by 5-7%
-//   (bench/results/2026-12-01-h200-trap.md).
-// Charged on the estimate, 1.18 keeps every pick within 5% of those rows' best. The window is
-// narrow: above 1.167 4096x24576x1536 takes 192, and up to 1.205 the kgrouped rows keep 256.
-constexpr double kHeavyEpilogueWideSlowdown = 1.18;
+// the terms say, which do not model the epilogue: with C, 3 of its 8 FP32 slabs per warpgroup wait
+// for their loads inside the epilogue (ring_stages leaves it 5 buffers at 3 stages). Measured with
+// tiles forced at 1x1, against the best of 144, 176 and 192 at their own stages, 256's time over
+// theirs divided by the terms' ratio (fp32c suite, bench/results/2026-12-03-h200-c-buffers.md):
+// 1.05 on 8192^3, 1.07 on 4096x7168x16384 and 4096x7168x2048, 1.09 on 4096x32768x512,
+// 4096x4096x7168 and 4096x24576x1536 (where 192 and 256 tied). 1.08 is their middle: it takes
+// 256 where it won by 4-8% and 192 where 256 lost by 7%. (At 4 stages, 2 of 8 slabs buffered,
+// it was 1.08-1.28, and 1.18 was charged; bench/results/2026-12-01-h200-trap.md.)
+constexpr double kHeavyEpilogueWideSlowdown = 1.08;
 constexpr uint32_t kHeavyEpilogueWideFrom = 256;
 
 bool heavy_epilogue(const GemmDesc& d) {
@@ -247,6 +256,39 @@ double smem_slowdown(const GemmKernelSpec& k, const ArchSpec& arch, const Device
   const double smem_clocks = (mma_reads + tma_writes) / arch.smem_bytes_per_clock;
   const double mma_clocks = 2.0 * k.block_m * k.block_n * kGemmBlockK / f.mma_flops_per_clock;
   return std::max(1.0, smem_clocks / mma_clocks);
+}
+
+// One k-step of one CTA: its MMAs, at half the rate with one consumer warpgroup, or shared
+// memory's bound (smem_slowdown), whichever is slower. A swapped tile's narrow wgmma is charged at
+// least kSwapWgmmaFloorN wide; shared memory's bound is its own and, for unswapped tiles, always
+// the larger.
+double k_step_seconds(const GemmKernelSpec& k, const DeviceFacts& f) {
+  const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
+  const double bm = k.block_m, bn = k.block_n;
+  const double mma_s = 2.0 * bm * (k.swap_ab ? std::max<double>(bn, kSwapWgmmaFloorN) : bn) * kGemmBlockK / sm_flops;
+  const double one_warpgroup = k.consumer_warpgroups == 1 ? kOneWarpgroupSlowdown : 1.0;
+  return std::max(mma_s * one_warpgroup, 2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
+}
+
+// The operand ring's depth. Without C, the deepest that fits (deepest_stages). With C the ring
+// shares shared memory with the C slab buffers, and a slab past the buffers waits inside the
+// epilogue for its load from HBM (the loader can fetch it only once an earlier slab has been
+// stored from its buffer), so the ring keeps only the stages that cover kRingCoverUs of k-steps
+// and the rest of shared memory buffers C, up to every slab of a warpgroup's tile.
+uint32_t ring_stages(GemmKernelSpec k, const DeviceFacts& f) {
+  const uint32_t deepest = deepest_stages(k);
+  if (deepest == 0 || !gemm_geometry(k).c_by_tma) return deepest;
+  const uint32_t cover = std::max(2u, static_cast<uint32_t>(std::ceil(kRingCoverUs * 1e-6 / k_step_seconds(k, f))));
+  uint32_t all_buffered = 2;  // the deepest ring beside a buffer for every slab (2 stages at least)
+  for (uint32_t stages = deepest; stages > 2; --stages) {
+    k.stages = stages;
+    const GemmGeometry g = gemm_geometry(k);
+    if (g.slab_buffers >= std::min(g.slabs * g.atoms_m, kMaxCSlabBuffers)) {
+      all_buffered = stages;
+      break;
+    }
+  }
+  return std::min(deepest, std::max(all_buffered, cover));
 }
 
 // S6: on an arch whose cluster must divide the shape, the row blocks of every group are whole
@@ -342,7 +384,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   }
   // SM90's shared-memory layout sizes the ring on every arch: SM100 has the same 227 KB per CTA,
   // and until an SM100 kernel exists its stage count is this stand-in.
-  k.stages = o.stages ? o.stages : deepest_stages(k);
+  k.stages = o.stages ? o.stages : ring_stages(k, f);
   if (const char* why = k.stages ? gemm_geometry_error(k) : "not even two stages fit in shared memory") {
     misfit = "block " + std::to_string(bm) + "x" + std::to_string(bn) + " with " + std::to_string(k.stages) +
              " stages: " + why;
@@ -396,13 +438,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const SimResult sim = simulate(surrogate, {&launch, 1}, fast);
 
   CostEstimate& c = plan.cost;
-  const double sm_flops = f.peak_bf16_tflops * 1e12 / f.num_sms;
-  // A swapped tile's narrow wgmma is charged at least kSwapWgmmaFloorN wide; shared memory's
-  // bound (smem_slowdown) is its own and, for unswapped tiles, always the larger.
-  const double mma_s = 2.0 * bm * (swap ? std::max(bn, kSwapWgmmaFloorN) : bn) * kGemmBlockK / sm_flops;
-  const double one_warpgroup = k.consumer_warpgroups == 1 ? kOneWarpgroupSlowdown : 1.0;
-  const double k_step_s = std::max(mma_s * one_warpgroup,
-                                   2.0 * bm * bn * kGemmBlockK / sm_flops * smem_slowdown(k, arch_spec(f.arch), f));
+  const double k_step_s = k_step_seconds(k, f);
   c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
   if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;

@@ -143,6 +143,50 @@ TEST(GemmGeometry, WithCTheRingKeepsTwoSlabBuffersAndTheRestGoToC) {
   EXPECT_EQ(gemm_geometry(s).slab_buffers, 2u);
 }
 
+// With C the planner's ring keeps the stages that cover kRingCoverUs of k-steps and gives the
+// rest of shared memory to C's slab buffers (ring_stages); without C it is the deepest that fits.
+TEST(GemmPlanner, WithCTheRingGivesStagesToSlabBuffers) {
+  const auto kernel_of = [](DType out, bool has_c, uint32_t bn) {
+    GemmConfig o;
+    o.block_m = 128;
+    o.block_n = bn;
+    o.cluster_m = o.cluster_n = 1;
+    return plan_gemm(dense_desc(4096, 7168, 2048, 1, out, has_c), DeviceFacts::h200_model(), o).main.kernel;
+  };
+  // The measured cases (kRingCoverUs): FP32 C, 128x176 at 4 stages (4 of 6 slabs buffered) rather
+  // than the deepest 5 (2 of 6), 128x256 at 3 (5 of 8) rather than 4 (2 of 8), 128x192 at 4 (its
+  // deepest) rather than 3; BF16 C, 128x176 at 4 (3 of 3) and 128x256 at 3 (4 of 4).
+  const struct {
+    DType out;
+    uint32_t bn, stages, slab_buffers, deepest;
+  } measured[] = {{DType::kFP32, 176, 4, 4, 5}, {DType::kFP32, 256, 3, 5, 4}, {DType::kFP32, 192, 4, 4, 4},
+                  {DType::kBF16, 176, 4, 3, 5}, {DType::kBF16, 256, 3, 4, 4}};
+  for (const auto& m : measured) {
+    const GemmKernelSpec k = kernel_of(m.out, true, m.bn);
+    EXPECT_EQ(k.stages, m.stages) << m.bn;
+    EXPECT_EQ(gemm_geometry(k).slab_buffers, m.slab_buffers) << m.bn;
+    EXPECT_EQ(deepest_stages(k), m.deepest) << m.bn;
+  }
+  for (uint32_t bn : kWgmmaBF16Widths)
+    for (DType out : {DType::kBF16, DType::kFP32}) {
+      const GemmKernelSpec plain = kernel_of(out, false, bn);
+      EXPECT_EQ(plain.stages, deepest_stages(plain)) << bn << ": without C the deepest ring";
+      const GemmKernelSpec k = kernel_of(out, true, bn);
+      const GemmGeometry g = gemm_geometry(k);
+      ASSERT_GE(k.stages, 2u) << bn;
+      ASSERT_LE(k.stages, deepest_stages(k)) << bn;
+      // Either every slab of a warpgroup's tile has a buffer, or one stage fewer would buffer more
+      // slabs but leave the ring short of the cover (so the cover is what keeps the stages).
+      const uint32_t slabs = std::min(g.slabs * g.atoms_m, kMaxCSlabBuffers);
+      if (g.slab_buffers < slabs) {
+        GemmKernelSpec shallower = k;
+        shallower.stages = k.stages - 1;
+        EXPECT_GT(gemm_geometry(shallower).slab_buffers, g.slab_buffers) << bn;
+        EXPECT_GT(k.stages, 2u) << bn;
+      }
+    }
+}
+
 TEST(GemmSpec, RulesNameWhatIsWrong) {
   GemmKernelSpec s = spec(128, 128, 4);
   EXPECT_EQ(gemm_spec_error(s), nullptr);
@@ -417,14 +461,15 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   wide.block_n = 256;
   EXPECT_EQ(plan_gemm(fp32_c_bias, DeviceFacts::h200_model(), wide).main.kernel.block_n, 256u);
   // Unasked, a heavy epilogue at 256 is charged kHeavyEpilogueWideSlowdown: the planner takes 192
-  // where 256 lost (fp32c 8192^3 and 4096x32768x512) and 256 where it won (fp32c 4096x4096x7168,
-  // the kgrouped rows).
+  // where 256 lost (fp32c 4096x32768x512) and 256 where it won (fp32c 8192^3, 4096x4096x7168 and
+  // 4096x7168x2048 at 3 stages, the kgrouped rows).
   const auto width_of = [](const GemmDesc& desc) {
     return plan_gemm(desc, DeviceFacts::h200_model()).main.kernel.block_n;
   };
-  EXPECT_EQ(width_of(dense_desc(8192, 8192, 8192, 1, DType::kFP32, true)), 192u);
+  EXPECT_EQ(width_of(dense_desc(8192, 8192, 8192, 1, DType::kFP32, true)), 256u);
   EXPECT_EQ(width_of(dense_desc(4096, 32768, 512, 1, DType::kFP32, true)), 192u);
   EXPECT_EQ(width_of(dense_desc(4096, 4096, 7168, 1, DType::kFP32, true)), 256u);
+  EXPECT_EQ(width_of(dense_desc(4096, 7168, 2048, 1, DType::kFP32, true)), 256u);
   EXPECT_EQ(width_of(kgrouped_desc(4096, 7168, 16864, 4, DType::kFP32, true)), 256u);
   // The charge is the heavy epilogue's: BF16 output with C alone keeps 256 on 8192^3.
   EXPECT_EQ(width_of(dense_desc(8192, 8192, 8192, 1, DType::kBF16, true)), 256u);
