@@ -146,17 +146,18 @@ constexpr double kClusterReduceLatencyUs = 2.0;
 // 128x4096x7168 in 4) ran 6% and 15% slower than the best timed config, where the picks at 4 and
 // 5 stages (128x128 on 128x7168x16384, 128x96 on 255x576x7168) were the best timed.
 constexpr uint32_t kClusterReduceMinStages = 4;
-// How many microseconds of k-steps (k_step_seconds) the operand ring must hold where it gives
-// stages up to C's slab buffers (ring_stages): enough to cover an operand load. Measured on the H200
-// with C, tiles forced at 1x1 at each stage count that fits, on the fp32c suite's 8 shapes and 4
-// with BF16 C (bench/results/2026-12-03-h200-c-buffers.md). FP32 C: 128x192 at 3 stages (1.37 us of
-// k-steps, 6 of 6 slabs buffered) ran 4-24% slower than at 4 (1.82 us, 4 of 6), 128x176 at 3
-// (1.29 us) 5-15% slower than at 4 (1.72 us, 4 of 6), which ran 5-20% faster than at 5 (2 of 6);
-// 128x256 at 3 (1.68 us, 5 of 8) 6-28% faster than at 4 (2 of 8); 128x144 at 4 (1.50 us, 5 of 5)
-// tied 5 (3 of 5) over the 8 rows (geomean 0.99, -8% to +5%). BF16 C: 128x176 at 4 (3 of 3) 2-6%
-// faster than at 5 (2 of 3), 128x256 at 3 (4 of 4) 4-9% faster than at 4 (2 of 4). Any value in
-// (1.37, 1.50] takes the faster of each pair.
-constexpr double kRingCoverUs = 1.45;
+// How many microseconds of k-steps (k_step_seconds) a lone CTA's operand ring must hold where it
+// gives stages up to C's slab buffers (ring_stages): enough to cover an operand load. Measured on
+// the H200 with C, tiles forced at 1x1 at each stage count that fits, on the fp32c suite's 8 shapes
+// and 4 with BF16 C (bench/results/2026-12-03-h200-c-buffers.md, run A). FP32 C: 128x192 at 3 stages
+// (1.37 us of k-steps, 6 of 6 slabs buffered) ran 4-24% slower than at 4 (1.82 us, 4 of 6),
+// 128x176 at 3 (1.29 us) 5-15% slower than at 4 (1.72 us, 4 of 6), which ran 5-20% faster than at
+// 5 (2 of 6); 128x256 at 3 (1.68 us, 5 of 8) 6-28% faster than at 4 (2 of 8). 128x144 at 4 (1.50
+// us, 5 of 5) and at 5 (3 of 5) tied over the 8 rows (geomean 0.99, -8% to +5%), and on the one
+// row that takes 144, 4096x576x7168 (one tile per CTA), 5 was 4% faster (run B). BF16 C: 128x176 at
+// 4 (3 of 3) 2-6% faster than at 5 (2 of 3), 128x256 at 3 (4 of 4) 4-9% faster than at 4 (2 of 4).
+// Any value in (1.50, 1.68] takes the faster of each; this is the middle.
+constexpr double kRingCoverUs = 1.6;
 // Swapped operands (swap_ab) under the planner's own choice (GemmConfig swap_ab -1): by rule,
 // not by cost, because the swapped cost terms below do not rank them right yet. Measured on the
 // H200 (swapab suite, auto against swap_ab=1, same run each; bench/results/2026-12-01-h200-
@@ -273,11 +274,15 @@ double k_step_seconds(const GemmKernelSpec& k, const DeviceFacts& f) {
 // The operand ring's depth. Without C, the deepest that fits (deepest_stages). With C the ring
 // shares shared memory with the C slab buffers, and a slab past the buffers waits inside the
 // epilogue for its load from HBM (the loader can fetch it only once an earlier slab has been
-// stored from its buffer), so the ring keeps only the stages that cover kRingCoverUs of k-steps
-// and the rest of shared memory buffers C, up to every slab of a warpgroup's tile.
+// stored from its buffer), so a lone CTA's ring keeps only the stages that cover kRingCoverUs of
+// k-steps and the rest of shared memory buffers C, up to every slab of a warpgroup's tile. A
+// cluster's keeps the deepest: a multicast stage is refilled only once every CTA of the cluster
+// has released it, and the kgrouped suite's 128x256 tiles in clusters of 2 ran 2.4-5.6% slower
+// on 3 of its 4 rows at 3 stages (5 of 8 slabs buffered) than at 4 (2 of 8), 1.1% faster on the
+// fourth (bench/results/2026-12-03-h200-c-buffers.md, run B).
 uint32_t ring_stages(GemmKernelSpec k, const DeviceFacts& f) {
   const uint32_t deepest = deepest_stages(k);
-  if (deepest == 0 || !gemm_geometry(k).c_by_tma) return deepest;
+  if (deepest == 0 || !gemm_geometry(k).c_by_tma || k.cluster.size() > 1) return deepest;
   const uint32_t cover = std::max(2u, static_cast<uint32_t>(std::ceil(kRingCoverUs * 1e-6 / k_step_seconds(k, f))));
   uint32_t all_buffered = 2;  // the deepest ring beside a buffer for every slab (2 stages at least)
   for (uint32_t stages = deepest; stages > 2; --stages) {

@@ -146,26 +146,30 @@ TEST(GemmGeometry, WithCTheRingKeepsTwoSlabBuffersAndTheRestGoToC) {
 // With C the planner's ring keeps the stages that cover kRingCoverUs of k-steps and gives the
 // rest of shared memory to C's slab buffers (ring_stages); without C it is the deepest that fits.
 TEST(GemmPlanner, WithCTheRingGivesStagesToSlabBuffers) {
-  const auto kernel_of = [](DType out, bool has_c, uint32_t bn) {
+  const auto kernel_of = [](DType out, bool has_c, uint32_t bn, uint32_t cluster_m = 1) {
     GemmConfig o;
     o.block_m = 128;
     o.block_n = bn;
-    o.cluster_m = o.cluster_n = 1;
+    o.cluster_m = cluster_m;
+    o.cluster_n = 1;
     return plan_gemm(dense_desc(4096, 7168, 2048, 1, out, has_c), DeviceFacts::h200_model(), o).main.kernel;
   };
   // The measured cases (kRingCoverUs): FP32 C, 128x176 at 4 stages (4 of 6 slabs buffered) rather
   // than the deepest 5 (2 of 6), 128x256 at 3 (5 of 8) rather than 4 (2 of 8), 128x192 at 4 (its
-  // deepest) rather than 3; BF16 C, 128x176 at 4 (3 of 3) and 128x256 at 3 (4 of 4).
+  // deepest) rather than 3, 128x144 at 5 (its deepest, 3 of 5) rather than 4; BF16 C, 128x176 at 4
+  // (3 of 3) and 128x256 at 3 (4 of 4).
   const struct {
     DType out;
     uint32_t bn, stages, slab_buffers, deepest;
   } measured[] = {{DType::kFP32, 176, 4, 4, 5}, {DType::kFP32, 256, 3, 5, 4}, {DType::kFP32, 192, 4, 4, 4},
-                  {DType::kBF16, 176, 4, 3, 5}, {DType::kBF16, 256, 3, 4, 4}};
+                  {DType::kFP32, 144, 5, 3, 5}, {DType::kBF16, 176, 4, 3, 5}, {DType::kBF16, 256, 3, 4, 4}};
   for (const auto& m : measured) {
     const GemmKernelSpec k = kernel_of(m.out, true, m.bn);
     EXPECT_EQ(k.stages, m.stages) << m.bn;
     EXPECT_EQ(gemm_geometry(k).slab_buffers, m.slab_buffers) << m.bn;
     EXPECT_EQ(deepest_stages(k), m.deepest) << m.bn;
+    // A cluster keeps the deepest ring (a multicast stage waits for every CTA's release).
+    EXPECT_EQ(kernel_of(m.out, true, m.bn, 2).stages, m.deepest) << m.bn;
   }
   for (uint32_t bn : kWgmmaBF16Widths)
     for (DType out : {DType::kBF16, DType::kFP32}) {
