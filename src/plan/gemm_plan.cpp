@@ -277,9 +277,9 @@ double k_step_seconds(const GemmKernelSpec& k, const DeviceFacts& f) {
 // stored from its buffer), so a lone CTA's ring keeps only the stages that cover kRingCoverUs of
 // k-steps and the rest of shared memory buffers C, up to every slab of a warpgroup's tile. A
 // cluster's keeps the deepest: a multicast stage is refilled only once every CTA of the cluster
-// has released it, and the kgrouped suite's 128x256 tiles in clusters of 2 ran 2.4-5.6% slower
-// on 3 of its 4 rows at 3 stages (5 of 8 slabs buffered) than at 4 (2 of 8), 1.1% faster on the
-// fourth (bench/results/2026-12-03-h200-c-buffers.md, run B).
+// has released it: the kgrouped suite's 128x256 tiles in clusters of 2 ran 2-7% slower at 3
+// stages (5 of 8 slabs buffered) than at 4 (2 of 8), where the same tiles at 1x1 ran 2-12% faster
+// at 3 (bench/results/2026-12-03-h200-c-buffers.md, runs B and E).
 uint32_t ring_stages(GemmKernelSpec k, const DeviceFacts& f) {
   const uint32_t deepest = deepest_stages(k);
   if (deepest == 0 || !gemm_geometry(k).c_by_tma || k.cluster.size() > 1) return deepest;
