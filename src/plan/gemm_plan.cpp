@@ -198,7 +198,8 @@ double lines_per_box_row(uint8_t alignment) {
 constexpr double kLinearClusterOf4Slowdown = 1.08;
 // A heavy epilogue (C and a bias, or FP32 output with either) on a 256-wide tile runs slower than
 // the terms say, which do not model the epilogue: with C, 3 of its 8 FP32 slabs per warpgroup wait
-// for their loads inside the epilogue (ring_stages leaves it 5 buffers at 3 stages). Measured with
+// for their loads inside the epilogue at 1x1 (ring_stages leaves it 5 buffers at 3 stages), 6 in a
+// cluster (2 buffers at 4 stages; the kgrouped rows, which keep 256 at either charge). Measured with
 // tiles forced at 1x1, against the best of 144, 176 and 192 at their own stages, 256's time over
 // theirs divided by the terms' ratio (fp32c suite, bench/results/2026-12-03-h200-c-buffers.md):
 // 1.05 on 8192^3, 1.07 on 4096x7168x16384 and 4096x7168x2048, 1.09 on 4096x32768x512,

@@ -180,7 +180,7 @@ TEST(GemmPlanner, WithCTheRingGivesStagesToSlabBuffers) {
       ASSERT_GE(k.stages, 2u) << bn;
       ASSERT_LE(k.stages, deepest_stages(k)) << bn;
       // Either every slab of a warpgroup's tile has a buffer, or one stage fewer would buffer more
-      // slabs but leave the ring short of the cover (so the cover is what keeps the stages).
+      // slabs (then the stages kept are the cover's, and there are more than 2).
       const uint32_t slabs = std::min(g.slabs * g.atoms_m, kMaxCSlabBuffers);
       if (g.slab_buffers < slabs) {
         GemmKernelSpec shallower = k;
