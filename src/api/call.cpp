@@ -114,6 +114,7 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   p.problem.k_splits = gemm->plan.k_splits;
   p.schedule = gemm->plan.schedule;
   p.num_clusters = gemm->plan.main.clusters;
+  p.a_last_stage_tx_bytes = stage_tx_bytes(g, a_last_box);
   p.alpha = args.alpha;
   p.beta = args.beta;
   p.d_ptr = d.data;

@@ -176,6 +176,10 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
     }
   add(variant_desc(GemmType::kNormal, DType::kFP32, true, false, DType::kFP32, 1),
       variant_config(kThreeWarpgroupBlockM, kThreeWarpgroupMaxBlockN, {2, 2}, 1));
+  // Their producer's edge (56 registers): batched, FP32 out with C and an FP32 bias, in a cluster of
+  // 4, spilled on its wait-timeout path while it held the last row's stage bytes in a register.
+  add(variant_desc(GemmType::kNormal, DType::kFP32, true, true, DType::kFP32, 2),
+      variant_config(kThreeWarpgroupBlockM, kThreeWarpgroupMaxBlockN, {4, 1}));
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   uint32_t of_type[5] = {};
   for (const GemmKernelSpec& k : specs) ++of_type[static_cast<uint32_t>(k.type)];

@@ -96,6 +96,11 @@ struct GemmParams {
   // spec instead (the same values), so that the scheduler's arithmetic folds.
   TileConfig schedule;
   uint32_t num_clusters = 1;  // clusters in this launch
+  // The bytes that land in one stage for the last row of tiles, whose A box stops at M
+  // (a_last_box_for; the stage's full bytes where it does not). A parameter, not worked out from M
+  // in the kernel: the producer would hold it in a register for the whole k-loop, and with 56 of
+  // them a 192x192 producer with C and a bias spilled on its timeout path.
+  uint32_t a_last_stage_tx_bytes = 0;
   // D = alpha * A * B^T + beta * C + bias: C (read by TMA) has D's dtype; bias has one element
   // per column of D, added to every row.
   float alpha = 1.0f, beta = 1.0f;

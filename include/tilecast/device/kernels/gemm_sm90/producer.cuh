@@ -138,10 +138,8 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       stamp_first(Stamp::kFirstWork, first_load);
       publish(smem, tiles, tile, tile_info<Cfg>(w));
       // The last row of tiles loads only the rows it has: fewer bytes land.
-      const uint32_t m = kernel_problem<Cfg>(params).m;
-      const bool a_last = takes_last_a_box<Cfg>(m, w.row);
-      const uint32_t stage_tx =
-          a_last ? stage_tx_bytes(Cfg::kGeo, a_last_box_for(Cfg::kSpec, Cfg::kGeo, m)) : uint32_t{Cfg::kStageTxBytes};
+      const bool a_last = takes_last_a_box<Cfg>(kernel_problem<Cfg>(params).m, w.row);
+      const uint32_t stage_tx = a_last ? params.a_last_stage_tx_bytes : uint32_t{Cfg::kStageTxBytes};
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
         ring.acquire(state, fresh_stages);
         stamp_first(Stamp::kFirstStageFree, first_load);
