@@ -289,7 +289,7 @@ uint32_t ring_stages(GemmKernelSpec k, const DeviceFacts& f) {
   for (uint32_t stages = deepest; stages > 2; --stages) {
     k.stages = stages;
     const GemmGeometry g = gemm_geometry(k);
-    if (g.slab_buffers >= std::min(g.slabs * g.atoms_m, kMaxCSlabBuffers)) {
+    if (g.slab_buffers >= c_slab_buffers_for_every_slab(g)) {
       all_buffered = stages;
       break;
     }

@@ -181,8 +181,7 @@ TEST(GemmPlanner, WithCTheRingGivesStagesToSlabBuffers) {
       ASSERT_LE(k.stages, deepest_stages(k)) << bn;
       // Either every slab of a warpgroup's tile has a buffer, or one stage fewer would buffer more
       // slabs (then the stages kept are the cover's, and there are more than 2).
-      const uint32_t slabs = std::min(g.slabs * g.atoms_m, kMaxCSlabBuffers);
-      if (g.slab_buffers < slabs) {
+      if (g.slab_buffers < c_slab_buffers_for_every_slab(g)) {
         GemmKernelSpec shallower = k;
         shallower.stages = k.stages - 1;
         EXPECT_GT(gemm_geometry(shallower).slab_buffers, g.slab_buffers) << bn;

@@ -154,6 +154,12 @@ TC_HOST_DEVICE constexpr GemmSmemLayout layout(const GemmGeometry& g, uint32_t s
 
 }  // namespace geometry_detail
 
+// The C slab buffers that hold every slab of a consumer warpgroup's share of a tile (at most
+// kMaxCSlabBuffers): with these the loader fetches a tile's whole C while its main loop runs.
+TC_HOST_DEVICE constexpr uint32_t c_slab_buffers_for_every_slab(const GemmGeometry& g) {
+  return geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers);
+}
+
 // Warpgroup 0 is the producer's, warpgroups 1.. the consumers': thread 128 is the first consumer's.
 inline constexpr uint32_t kWarpgroupThreads = 128;
 inline constexpr uint32_t kFirstConsumerThread = kWarpgroupThreads;
@@ -233,7 +239,7 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   // (the layout's types need it; at most 16 KiB).
   const bool register_epilogue = s.swap_ab || s.fused_reduce || s.k_cluster > 1;
   const uint32_t wanted =
-      register_epilogue ? 1 : s.has_c ? geometry_detail::cmin(g.slabs * g.atoms_m, kMaxCSlabBuffers) : 2;
+      register_epilogue ? 1 : s.has_c ? c_slab_buffers_for_every_slab(g) : 2;
   for (g.slab_buffers = wanted; g.slab_buffers >= 1; --g.slab_buffers) {
     g.smem = geometry_detail::layout(g, s.stages, s.consumer_warpgroups, g.slab_buffers, g.c_by_tma,
                                      s.type == GemmType::kKGroupedContiguous);
