@@ -174,22 +174,20 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.block_k = kGemmBlockK;
   const uint32_t cap = kSm90RegistersPerSm / g.threads / 8 * 8;
   g.launch_registers = cap < kMaxRegistersPerThread ? cap : kMaxRegistersPerThread;
-  // setmaxnreg's split of the CTA's registers (launch_registers x threads). One consumer
-  // warpgroup: the register file has room for both. Two: the consumers take 224 where their
-  // accumulators need it, 208 where they hold at most 64, and the producer warpgroup the rest:
-  // 56 or 88 (a producer of 56 spilled at 128x128 with dynamic units in clusters of 4: the
-  // scheduler's peer masks and the rings' barrier addresses).
-  // Three (192-row tiles): 512 threads launch with 128 each; the consumers take 152 and leave the
-  // producer 56.
+  // setmaxnreg's split of the CTA's registers (launch_registers x threads): the consumers take
+  // what their accumulators need and the producer warpgroup the rest. One consumer warpgroup: 256
+  // threads launch with 255 each, the consumer takes 256 and the producer keeps 248 (it had 56,
+  // and spilled 8 bytes with dynamic units in clusters of 4x1, m-grouped and masked, as a
+  // producer of 56 had at 128x128). Two: 224 where the accumulators need it, 208 where they hold
+  // at most 64, the producer 56 or 88. Three (192-row tiles): 512 threads launch with 128 each;
+  // the consumers take 152 and leave the producer 56.
   constexpr uint32_t kSmallAccumulators = 64;
-  if (s.consumer_warpgroups == 1) {
-    g.consumer_registers = 256;
-    g.producer_registers = 56;
-  } else {
-    g.consumer_registers = s.consumer_warpgroups == 3 ? 152 : g.accumulators <= kSmallAccumulators ? 208 : 224;
-    const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
-    g.producer_registers = left / kWarpgroupThreads / 8 * 8;
-  }
+  g.consumer_registers = s.consumer_warpgroups == 1   ? 256
+                         : s.consumer_warpgroups == 3 ? 152
+                         : g.accumulators <= kSmallAccumulators ? 208
+                                                                : 224;
+  const uint32_t left = g.launch_registers * g.threads - g.consumer_registers * s.consumer_warpgroups * kWarpgroupThreads;
+  g.producer_registers = left / kWarpgroupThreads / 8 * 8;
 
   g.a_tile = operand_tile(a_mn_major(s.layout), s.block_m, g.block_k);
   g.b_tile = operand_tile(b_mn_major(s.layout), s.block_n, g.block_k);
