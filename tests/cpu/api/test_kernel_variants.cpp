@@ -182,8 +182,10 @@ TEST(KernelVariants, AllCompileWithoutLocalMemory) {
       variant_config(kThreeWarpgroupBlockM, kThreeWarpgroupMaxBlockN, {4, 1}));
   // One consumer warpgroup's producer with dynamic units in clusters of 4x1, m-grouped and masked:
   // 8 bytes spilled while setmaxnreg held it at 56 registers (geometry.cuh).
-  add(variant_desc(GemmType::kMGroupedContiguous, DType::kBF16, false, false, DType::kFP32, 1), variant_config(64, 256, {4, 1}, 1));
-  add(variant_desc(GemmType::kMGroupedMasked, DType::kBF16, false, false, DType::kFP32, 1), variant_config(64, 144, {4, 1}, 1));
+  add(variant_desc(GemmType::kMGroupedContiguous, DType::kBF16, false, false, DType::kFP32, 1),
+      variant_config(64, 256, {4, 1}, 1));
+  add(variant_desc(GemmType::kMGroupedMasked, DType::kBF16, false, false, DType::kFP32, 1),
+      variant_config(64, 144, {4, 1}, 1));
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   uint32_t of_type[5] = {};
   for (const GemmKernelSpec& k : specs) ++of_type[static_cast<uint32_t>(k.type)];
