@@ -68,6 +68,14 @@ constexpr double kTieFraction = 0.05;
 // the rate they reach (kOperandStreamHbmFraction); 1x768x16384 keeps the reduce kernel's, 8.5%
 // behind a swapped plan (bench/results/2026-12-02-h200-operand-stream.md).
 constexpr double kClusterSumTieFraction = 0.10;
+// K-grouped plans break ties for a cluster of 2 along M before the smaller cluster: on all six
+// k-grouped rows measured (FP32 out, accumulating; the kgrouped suite and DeepSeek-V3's 32 groups,
+// each tile at the planner's width for its cluster) 2x1 was the best cluster or within 1% of it,
+// 1x1 2-26% slower and 1x2 up to 35% (kg32 7168x2048 k8328: 2x1 1256.7 us, 1x1 1315.5, 1x2
+// 1693.4; bench/results/2026-12-03-h200-widths-kgrouped-clusters.md, run C). The terms put 2x1
+// ahead of 1x1 there too, by less than kTieFraction on the kg32 rows (4.7%), where the tie order
+// took 1x1. (The groups' boxes start off a line, so B's multicast saves L2 lookups.)
+constexpr ClusterShape kKGroupedTieCluster{2, 1};
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
@@ -813,15 +821,18 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // The plans within kTieFraction of the cheapest come first, in the tie order; the rest follow
   // by estimate. (Pairwise "ties" would not be an ordering: a ~ b and b ~ c without a ~ c.)
   const bool larger_cluster_wins = arch.cluster_tie == ClusterTie::kLarger;
+  const bool pairs_along_m_first = arch.cluster_tie == ClusterTie::kSmaller && p.type == GemmType::kKGroupedContiguous;
   std::stable_sort(out.begin(), out.end(),
                    [](const GemmPlan& a, const GemmPlan& b) { return a.cost.total_us < b.cost.total_us; });
   const double cheapest_us = out.front().cost.total_us;
   const double tied_below = cheapest_us * (1.0 + kTieFraction);
   const auto tied_end = std::find_if(out.begin(), out.end(), [&](const GemmPlan& p) { return p.cost.total_us > tied_below; });
-  std::stable_sort(out.begin(), tied_end, [larger_cluster_wins](const GemmPlan& a, const GemmPlan& b) {
+  std::stable_sort(out.begin(), tied_end, [larger_cluster_wins, pairs_along_m_first](const GemmPlan& a, const GemmPlan& b) {
     if (a.launches_reduce_kernel() != b.launches_reduce_kernel()) return !a.launches_reduce_kernel();
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
+    if (pairs_along_m_first && (ka.cluster == kKGroupedTieCluster) != (kb.cluster == kKGroupedTieCluster))
+      return ka.cluster == kKGroupedTieCluster;
     if (ka.cluster.size() != kb.cluster.size())
       return larger_cluster_wins ? ka.cluster.size() > kb.cluster.size() : ka.cluster.size() < kb.cluster.size();
     if (a.cost.mma_us != b.cost.mma_us) return a.cost.mma_us < b.cost.mma_us;

@@ -214,12 +214,15 @@ TEST(GroupedPlanner, KGroupedBoxesAreChargedOffALineAndTakeNoClusterOf4) {
   // The kgrouped suite's shapes (bench/results/2026-12-01-h200-grouped.md, cluster compare): 2x1
   // was best or within 3% on all four, 1x1 25-35% slower (the groups' boxes start off a line, so
   // multicast pays), 4x1 and 2x2 5-20% slower. K = 33408 has rows on a line, its groups' starts not.
+  // DeepSeek-V3's 32 groups over K = 8328: 2x1 1.9% and 4.7% faster than 1x1, which the tie order
+  // took while the terms put 2x1 ahead by less than the tie band
+  // (bench/results/2026-12-03-h200-widths-kgrouped-clusters.md, run C).
   const DeviceFacts h200 = DeviceFacts::h200_model();
   struct Shape {
     uint32_t m, n, k, groups;
   };
   for (const Shape& s : {Shape{4096, 7168, 16864, 4}, Shape{7168, 2048, 15464, 4}, Shape{4096, 7168, 35944, 8},
-                         Shape{7168, 2048, 33408, 8}}) {
+                         Shape{7168, 2048, 33408, 8}, Shape{4096, 7168, 8328, 32}, Shape{7168, 2048, 8328, 32}}) {
     GemmDesc d = kgrouped_desc(s.m, s.n, s.k, s.groups, DType::kFP32, true);
     assume_padded_rows(d);
     const GemmPlan p = plan_gemm(d, h200);
