@@ -15,8 +15,8 @@
 // The cheapest plan wins, and within 5% (kTieFraction) one launch before a split that needs the
 // reduce kernel behind it (within 10% for a split summed in the cluster: kClusterSumTieFraction),
 // then fewer split-K slices, then the smaller cluster on SM90 (less coupling, easier placement;
-// the larger on SM100, S6), then the smaller MMA makespan (kTieFraction says why), then the wider
-// tile.
+// k-grouped problems a cluster of 2 along M first, kKGroupedTieCluster; the larger on SM100, S6),
+// then the smaller MMA makespan (kTieFraction says why), then the wider tile.
 // Every rate is the device's (device_facts.hpp), every tile and cluster the arch spec's
 // (arch_spec.hpp).
 #include "tilecast/plan/gemm_plan.hpp"
@@ -74,7 +74,9 @@ constexpr double kClusterSumTieFraction = 0.10;
 // 1x1 2-26% slower and 1x2 up to 35% (kg32 7168x2048 k8328: 2x1 1256.7 us, 1x1 1315.5, 1x2
 // 1693.4; bench/results/2026-12-03-h200-widths-kgrouped-clusters.md, run C). The terms put 2x1
 // ahead of 1x1 there too, by less than kTieFraction on the kg32 rows (4.7%), where the tie order
-// took 1x1. (The groups' boxes start off a line, so B's multicast saves L2 lookups.)
+// took 1x1. (The groups' boxes start off a line, so B's multicast saves L2 lookups.) With it the
+// kgrouped and deepseek-v3 suites' sweep had the pick within 1.6% of the best on all 12 rows, the
+// kg32 ones +0.4% and +0.0% (bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md).
 constexpr ClusterShape kKGroupedTieCluster{2, 1};
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;

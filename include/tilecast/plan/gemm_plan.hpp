@@ -146,9 +146,9 @@ struct GemmPlan {
 void check_overrides(const GemmConfig& overrides);
 
 // Every plan the cost model weighed for facts.arch's spec, cheapest first (ties within 5%: fewer
-// split-K slices, the smaller cluster on SM90 and the larger on SM100, the smaller MMA makespan,
-// then the wider tile). Fields of `overrides` that are set are taken as given; an impossible
-// override throws tilecast::Error.
+// split-K slices, the smaller cluster on SM90 (k-grouped: 2x1 first) and the larger on SM100, the
+// smaller MMA makespan, then the wider tile). Fields of `overrides` that are set are taken as
+// given; an impossible override throws tilecast::Error.
 std::vector<GemmPlan> rank_plans(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
 
 // The first of rank_plans.
