@@ -829,7 +829,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const double cheapest_us = out.front().cost.total_us;
   const double tied_below = cheapest_us * (1.0 + kTieFraction);
   const auto tied_end = std::find_if(out.begin(), out.end(), [&](const GemmPlan& p) { return p.cost.total_us > tied_below; });
-  std::stable_sort(out.begin(), tied_end, [larger_cluster_wins, pairs_along_m_first](const GemmPlan& a, const GemmPlan& b) {
+  std::stable_sort(out.begin(), tied_end, [=](const GemmPlan& a, const GemmPlan& b) {
     if (a.launches_reduce_kernel() != b.launches_reduce_kernel()) return !a.launches_reduce_kernel();
     if (a.k_splits != b.k_splits) return a.k_splits < b.k_splits;
     const GemmKernelSpec &ka = a.main.kernel, &kb = b.main.kernel;
