@@ -71,6 +71,11 @@ struct GemmConfig {
   // or 8 (0: the planner picks among those), cluster 1x1, unswapped, not with fused_reduce=1.
   // -1 (the planner's choice) and 0: off.
   int cluster_reduce = -1;
+  // Consumer warpgroups split the tile's columns, not its rows (GemmKernelSpec::split_columns):
+  // tiles of 128, 192 or 256 rows whose half-width is a wgmma width and whose warpgroup holds at
+  // most 144 accumulators (192x192, 256x128, 128x256, ...), dense and batched, unsplit and
+  // unswapped. 1: on (block_m, if given, 128, 192 or 256); -1 (the planner's choice) and 0: off.
+  int split_columns = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -124,7 +129,7 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
 }
 
 // "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1,
-// fused_reduce=1,cluster_reduce=1" (any
+// fused_reduce=1,cluster_reduce=1,split_columns=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

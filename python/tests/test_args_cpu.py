@@ -185,6 +185,9 @@ def test_config_forms():
     assert (in_cluster.k_splits, in_cluster.cluster_reduce) == (8, 1)
     assert str(in_cluster) == "k_splits=8,cluster_reduce=1"
     assert tilecast.GemmConfig("k_splits=8,cluster_reduce=1") == in_cluster
+    split = tilecast.GemmConfig(block_m=192, block_n=176, split_columns=1)
+    assert split.split_columns == 1
+    assert tilecast.GemmConfig(str(split)) == split
     assert tilecast.parse_config(str(fused)) == fused
     with pytest.raises(TypeError):
         tilecast.GemmConfig(block=128)  # not a field

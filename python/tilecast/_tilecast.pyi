@@ -24,6 +24,7 @@ class GemmConfig:
     swap_ab: int
     fused_reduce: int
     cluster_reduce: int
+    split_columns: int
     @overload
     def __init__(
         self,
@@ -43,6 +44,7 @@ class GemmConfig:
         swap_ab: int = -1,
         fused_reduce: int = -1,
         cluster_reduce: int = -1,
+        split_columns: int = -1,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...

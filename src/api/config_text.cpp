@@ -74,10 +74,11 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "swap_ab") cfg.swap_ab = parse_switch(key, v);
     else if (key == "fused_reduce") cfg.fused_reduce = parse_switch(key, v);
     else if (key == "cluster_reduce") cfg.cluster_reduce = parse_switch(key, v);
+    else if (key == "split_columns") cfg.split_columns = parse_switch(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
                   "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits, swap_ab, "
-                  "fused_reduce, cluster_reduce)");
+                  "fused_reduce, cluster_reduce, split_columns)");
   }
   return cfg;
 }
@@ -99,6 +100,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.swap_ab != d.swap_ab) s << ",swap_ab=" << c.swap_ab;
   if (c.fused_reduce != d.fused_reduce) s << ",fused_reduce=" << c.fused_reduce;
   if (c.cluster_reduce != d.cluster_reduce) s << ",cluster_reduce=" << c.cluster_reduce;
+  if (c.split_columns != d.split_columns) s << ",split_columns=" << c.split_columns;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

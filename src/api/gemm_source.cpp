@@ -38,7 +38,7 @@ const char* type_name(GemmType t) {
 // argument: it says what the kernel is ("Gemm_128x144_st6_c2x1_bf16_normal"; other layouts than
 // NT add theirs: "Gemm_128x128_st6_c2x1_bf16_normal_tn"; swapped operands "_swapab", a split-K
 // kernel that reduces in the GEMM "_splitk_fused", one that reduces across a cluster of 4
-// "_splitk_kc4").
+// "_splitk_kc4", consumers that split the columns "_splitcols").
 std::string traits_name(const GemmKernelSpec& s) {
   return "Gemm_" + std::to_string(s.block_m) + "x" + std::to_string(s.block_n) + "_st" + std::to_string(s.stages) +
          "_c" + std::to_string(s.cluster.m) + "x" + std::to_string(s.cluster.n) + "_wg" +
@@ -50,7 +50,7 @@ std::string traits_name(const GemmKernelSpec& s) {
          (s.dynamic_units ? "_dynamic" : "") + (s.split_k ? "_splitk" : "") +
          (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string()) +
          (s.swap_ab ? "_swapab" : "") + (s.fused_reduce ? "_fused" : "") +
-         (s.k_cluster > 1 ? "_kc" + std::to_string(s.k_cluster) : "");
+         (s.k_cluster > 1 ? "_kc" + std::to_string(s.k_cluster) : "") + (s.split_columns ? "_splitcols" : "");
 }
 
 }  // namespace
@@ -77,11 +77,12 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
       .field("kSplitK", s.split_k)
       .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout));
   // Only where set: the other kernels' sources are the ones they were before swap_ab,
-  // fused_reduce and k_cluster existed, so their JIT cache entries stay valid (spec_of reads a missing field as
+  // fused_reduce, k_cluster and split_columns existed, so their JIT cache entries stay valid (spec_of reads a missing field as
   // false).
   if (s.swap_ab) source.field("kSwapAB", true);
   if (s.fused_reduce) source.field("kFusedReduce", true);
   if (s.k_cluster > 1) source.field("kKCluster", s.k_cluster);
+  if (s.split_columns) source.field("kSplitColumns", true);
   return source.field("kSpecFingerprint", spec_fingerprint(s)).spec();
 }
 

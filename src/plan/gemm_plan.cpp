@@ -82,6 +82,10 @@ constexpr ClusterShape kKGroupedTieCluster{2, 1};
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
 constexpr uint32_t kMaxSwizzle = 64;
+// Column-split tiles (GemmConfig::split_columns, only when asked for): two consumer warpgroups,
+// each over every row of the tile and half its columns.
+constexpr uint32_t kColumnSplitBlockMs[] = {128, 192, 256};
+constexpr uint32_t kColumnSplitWarpgroups = 2;
 // The SM90 kernel's row blocks: 64, 128 and 192 (one, two and three consumer warpgroups), as
 // check_overrides takes them (the planner takes the arch spec's).
 constexpr uint32_t kBlockMs[] = {64, 128, 192};
@@ -371,7 +375,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   k.block_m = bm;
   k.block_n = bn;
   k.cluster = cs;
-  k.consumer_warpgroups = bm / kWgmmaAtomRows;
+  k.split_columns = o.split_columns == 1;
+  k.consumer_warpgroups = k.split_columns ? kColumnSplitWarpgroups : bm / kWgmmaAtomRows;
   k.out = d.out;
   k.has_c = d.has_c;
   k.has_bias = d.has_bias;
@@ -584,7 +589,8 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
   if (!arch.runs_kernels && t != GemmType::kNormal && t != GemmType::kBatched) fail(arch.limits);
   if (!arch.runs_kernels && o.companion == 1) fail("companion=1: the companion launch is SM90's");
   const auto listed = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
-  if (o.block_m && !listed(arch.block_ms, o.block_m))
+  if (o.split_columns == 1 && !arch.runs_kernels) fail("split_columns=1: column-split tiles are SM90's kernel");
+  if (o.block_m && !listed(arch.block_ms, o.block_m) && o.split_columns != 1)
     fail("block_m " + std::to_string(o.block_m) + " is not one of its tile rows per CTA");
   // A swapped tile's width is M's side: its widths are the swapped kernel's (checked with swap_ab).
   const bool swapped_width = o.swap_ab == 1 && arch.runs_kernels && is_wgmma_swap_width(o.block_n);
@@ -650,8 +656,21 @@ GemmDesc kgrouped_desc(int64_t m, int64_t n, int64_t k, int64_t groups, DType ou
 
 void check_overrides(const GemmConfig& o) {
   const auto fail = [](const std::string& what) { throw Error("config: " + what); };
-  if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs))
+  if (o.split_columns < -1 || o.split_columns > 1)
+    fail("split_columns " + std::to_string(o.split_columns) + " is not -1 (auto), 0 (off) or 1 (on)");
+  if (o.split_columns == 1) {
+    if (o.block_m && std::find(std::begin(kColumnSplitBlockMs), std::end(kColumnSplitBlockMs), o.block_m) ==
+                         std::end(kColumnSplitBlockMs))
+      fail("split_columns=1 with block_m " + std::to_string(o.block_m) + ": column-split tiles are 128, 192 or 256 rows");
+    if (o.swap_ab == 1 || o.k_splits > 1 || o.fused_reduce == 1 || o.cluster_reduce == 1)
+      fail("split_columns=1 is for unsplit, unswapped kernels (not with swap_ab=1, k_splits > 1, fused_reduce=1 "
+           "or cluster_reduce=1)");
+    if (o.cluster_m > 2)
+      fail("split_columns=1 with cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) +
+           ": a column-split tile's cluster is at most 2 CTAs along M");
+  } else if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs)) {
     fail("block_m " + std::to_string(o.block_m) + " is not 64, 128 or 192 (0: the planner's choice)");
+  }
   if (o.swap_ab < -1 || o.swap_ab > 1)
     fail("swap_ab " + std::to_string(o.swap_ab) + " is not -1 (auto), 0 (off) or 1 (on)");
   if (o.swap_ab == 1) {
@@ -722,6 +741,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const GemmProblem played = surrogate.problem();
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
+  else if (o.split_columns == 1) bms.assign(std::begin(kColumnSplitBlockMs), std::end(kColumnSplitBlockMs));
   else if (typical_rows(d) <= arch.block_ms.front()) bms = {arch.block_ms.front()};
   else std::ranges::copy_if(arch.block_ms, std::back_inserter(bms), [&](uint32_t bm) { return weighs_block_m(d, bm); });
   if (o.block_n) bns = {o.block_n};
@@ -733,6 +753,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const bool splittable = p.type == GemmType::kNormal || p.type == GemmType::kBatched;
   if (o.k_splits > 1 && !splittable)
     throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
+  if (o.split_columns == 1 && !splittable)
+    throw Error("config: split_columns=1: column-split tiles are for dense and batched GEMMs only");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
   // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
   bool swap = o.swap_ab == 1;
@@ -743,7 +765,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (!arch.runs_kernels)
       throw Error(std::string("config: swap_ab=1: swapped operands are SM90's kernel (") + arch.name + " plans only)");
   } else if (o.swap_ab == -1 && arch.runs_kernels && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
-             o.companion != 1 && o.fused_reduce != 1 && o.cluster_reduce != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
+             o.companion != 1 && o.fused_reduce != 1 && o.cluster_reduce != 1 && o.split_columns != 1 &&
+             (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
   }
@@ -762,7 +785,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     clusters = {{1, 1}};
   } else if (o.k_splits > 1) {
     splits = {o.k_splits};
-  } else if (o.k_splits == 0 && splittable && o.companion != 1 &&
+  } else if (o.k_splits == 0 && splittable && o.companion != 1 && o.split_columns != 1 &&
              uint64_t{ceil_div(p.m, kSplitTileM)} * ceil_div(p.n, kSplitTileN) * p.num_groups < f.num_sms) {
     for (uint32_t s : kSplitCandidates)
       if (s * kMinSliceKSteps <= ceil_div(p.k, kGemmBlockK)) splits.push_back(s);
@@ -885,6 +908,7 @@ std::string GemmPlan::describe() const {
   if (companion) s << " + " << companion->clusters << "x(" << companion->kernel.cluster.m << "x" << companion->kernel.cluster.n << ")";
   if (k_splits > 1) s << " split-K " << k_splits << (k.fused_reduce ? " fused" : k.k_cluster > 1 ? " in cluster" : "");
   if (k.swap_ab) s << " swap-AB";
+  if (k.split_columns) s << " split-columns";
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
   s << est;

@@ -211,9 +211,116 @@ TEST(GemmSpec, RulesNameWhatIsWrong) {
   EXPECT_NE(gemm_spec_error(s), nullptr);
 }
 
+// A column-split spec (split_columns): two consumer warpgroups, each over every row of the tile and
+// half of its columns.
+GemmKernelSpec column_split(uint32_t bm, uint32_t bn, uint32_t stages, DType out = DType::kBF16) {
+  GemmKernelSpec s = spec(bm, bn, stages, out);
+  s.split_columns = true;
+  s.consumer_warpgroups = 2;
+  return s;
+}
+
+TEST(GemmSpec, ColumnSplitTilesTakeEveryRowAndHalfTheColumns) {
+  const GemmGeometry g = gemm_geometry(column_split(192, 192, 4));
+  EXPECT_EQ(g.threads, 384u);
+  EXPECT_EQ(g.warpgroup_m, 192u);
+  EXPECT_EQ(g.warpgroup_n, 96u);
+  EXPECT_EQ(g.atoms_m, 3u);
+  EXPECT_EQ(g.accumulators, 144u);
+  EXPECT_EQ(g.a_box.rows, 192u);
+  EXPECT_EQ(g.b_box.rows, 192u);  // one B box for both warpgroups
+  EXPECT_EQ(g.slabs, 2u);         // of a warpgroup's 96 columns: 64 and a narrow 32
+  EXPECT_EQ(g.narrow_slab_cols, 32u);
+  EXPECT_EQ(gemm_geometry(column_split(192, 192, 4, DType::kFP32)).slabs, 3u);
+  EXPECT_LE(g.smem.launch_bytes, kSm90MaxSmemBytes);
+  EXPECT_GE(g.consumer_registers, g.accumulators + 64) << "room beside the accumulators";
+  // Rows without the split stay per warpgroup.
+  const GemmGeometry rows = gemm_geometry(spec(128, 192, 4));
+  EXPECT_EQ(rows.warpgroup_m, 64u);
+  EXPECT_EQ(rows.warpgroup_n, 192u);
+
+  for (const GemmKernelSpec& ok : {column_split(192, 192, 4), column_split(256, 128, 4), column_split(128, 256, 4),
+                                   column_split(192, 128, 4)})
+    EXPECT_EQ(gemm_geometry_error(ok), nullptr) << ok.block_m << "x" << ok.block_n;
+  const auto refused = [](GemmKernelSpec s, const char* why) {
+    const char* e = gemm_spec_error(s);
+    ASSERT_NE(e, nullptr) << why;
+    EXPECT_NE(std::string(e).find(why), std::string::npos) << e;
+  };
+  refused(column_split(64, 128, 4), "128, 192 or 256 rows");
+  refused(column_split(320, 128, 4), "128, 192 or 256 rows");
+  refused(column_split(192, 144, 4), "half of it a wgmma width");  // 72
+  EXPECT_EQ(gemm_geometry_error(column_split(192, 176, 4)), nullptr) << "88 is a column-split width";
+  EXPECT_EQ(gemm_geometry(column_split(192, 176, 4)).narrow_slab_cols, 24u) << "64 + a narrow 24";
+  refused(column_split(256, 256, 4), "more accumulators");          // 4 atoms x 64
+  GemmKernelSpec four = column_split(192, 192, 4);
+  four.cluster = {4, 1};
+  refused(four, "at most 2 CTAs along M");
+  GemmKernelSpec both = column_split(192, 176, 4);
+  both.has_c = both.has_bias = true;
+  refused(both, "C or a bias, not both");
+  GemmKernelSpec three = column_split(192, 192, 4);
+  three.consumer_warpgroups = 3;
+  refused(three, "two consumer warpgroups");
+  GemmKernelSpec split_k = column_split(192, 192, 4, DType::kFP32);
+  split_k.split_k = true;
+  refused(split_k, "unsplit, unswapped");
+  GemmKernelSpec grouped = column_split(192, 192, 4);
+  grouped.type = GemmType::kMGroupedMasked;
+  refused(grouped, "dense and batched");
+  GemmKernelSpec nn = column_split(192, 192, 4);
+  nn.layout = GemmLayout::kNN;  // B N-major: 96 columns a warpgroup are no whole 64-element span
+  refused(nn, "a multiple of 64");
+  nn.block_n = 256;
+  nn.block_m = 128;
+  EXPECT_EQ(gemm_spec_error(nn), nullptr) << "128 columns a warpgroup are";
+}
+
+TEST(GemmPlanner, ColumnSplitTilesOnlyWhenAskedFor) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  GemmDesc d = dense(4104, 4104, 4104);
+  assume_padded_rows(d);
+  for (const GemmPlan& p : rank_plans(d, h200)) EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
+  GemmConfig o;
+  o.split_columns = 1;
+  const std::vector<GemmPlan> split = rank_plans(d, h200, o);
+  ASSERT_FALSE(split.empty());
+  for (const GemmPlan& p : split) {
+    EXPECT_TRUE(p.main.kernel.split_columns) << p.describe();
+    EXPECT_EQ(p.main.kernel.consumer_warpgroups, 2u);
+    EXPECT_EQ(p.k_splits, 1u);
+    EXPECT_FALSE(p.main.kernel.swap_ab);
+  }
+  o.block_m = 192;
+  o.block_n = 192;
+  const GemmPlan p = plan_gemm(d, h200, o);
+  EXPECT_EQ(p.main.kernel.block_m, 192u);
+  EXPECT_NE(p.describe().find("split-columns"), std::string::npos) << p.describe();
+  o.block_m = 256;
+  o.block_n = 256;
+  EXPECT_THROW(plan_gemm(d, h200, o), Error) << "4 atoms x 128 columns: more accumulators than a consumer holds";
+  GemmConfig grouped;
+  grouped.split_columns = 1;
+  try {
+    plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200, grouped);
+    ADD_FAILURE() << "a k-grouped problem takes no column-split tile";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("column-split tiles are for dense and batched GEMMs only"), std::string::npos)
+        << e.what();
+  }
+  // Small M takes split-K and swapped tiles by auto; a column-split request takes neither.
+  GemmDesc small = dense(8, 4096, 7168);
+  assume_padded_rows(small);
+  GemmConfig s;
+  s.split_columns = 1;
+  const GemmPlan q = plan_gemm(small, h200, s);
+  EXPECT_TRUE(q.main.kernel.split_columns);
+  EXPECT_EQ(q.k_splits, 1u);
+}
+
 TEST(GemmSpec, FingerprintSeesEveryField) {
   const GemmKernelSpec base = spec(128, 128, 4);
-  std::vector<GemmKernelSpec> variants(11, base);
+  std::vector<GemmKernelSpec> variants(12, base);
   variants[0].block_m = 64;
   variants[1].block_n = 256;
   variants[2].stages = 5;
@@ -226,6 +333,7 @@ TEST(GemmSpec, FingerprintSeesEveryField) {
   variants[9].type = GemmType::kMGroupedContiguous;
   variants[9].contiguous_layout = ContiguousLayout::kOffsets;
   variants[10].split_k = true;
+  variants[11].split_columns = true;
   for (size_t i = 0; i < variants.size(); ++i) {
     EXPECT_NE(spec_fingerprint(variants[i]), spec_fingerprint(base)) << "field " << i;
     EXPECT_FALSE(variants[i] == base) << "field " << i;
@@ -502,6 +610,7 @@ TEST(GemmPlanner, ConfigTextRoundTrips) {
   o.swizzle = 4;
   o.max_sms = 100;
   o.companion = 1;
+  o.split_columns = 1;
   EXPECT_EQ(parse_config(format_config(o)), o);
   EXPECT_EQ(format_config({}), "");
   EXPECT_EQ(parse_config("block=128x256x64,cluster=2x1").block_n, 256u);

@@ -65,6 +65,9 @@ void add_if_buildable(std::vector<WarmItem>& items, const plan::GemmDesc& desc, 
   probe.layout = desc.layout;
   probe.dynamic_units = config.companion == 1;
   probe.swap_ab = config.swap_ab == 1;
+  if (config.cluster_m) probe.cluster = ClusterShape{config.cluster_m, config.cluster_n};
+  probe.split_columns = config.split_columns == 1;
+  if (probe.split_columns) probe.consumer_warpgroups = 2;
   if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
 }
 
@@ -270,6 +273,36 @@ TEST(KernelVariants, SwappedCompileWithoutLocalMemory) {
   EXPECT_EQ(swapped, specs.size()) << "swap_ab=1 plans only swapped kernels";
   EXPECT_EQ(split, std::size(kWgmmaSwapWidths));
   expect_clean_compiles(specs, dir, std::size(kWgmmaSwapWidths) * (2 * 4 + 1));
+}
+
+// Column-split tiles (split_columns=1): each tile the spec allows (three and four atoms a
+// warpgroup, 144 accumulators at 192x192, n88 and a 24-column last slab at 192x176; C or a bias) with each output dtype and epilogue, dense and batched,
+// the cluster shapes (but 4x1) and the companion taking turns, and the layouts whose operand boxes
+// it offsets.
+TEST(KernelVariants, ColumnSplitCompileWithoutLocalMemory) {
+  const auto dir = own_cache_dir("tilecast-split-columns");
+  std::vector<WarmItem> items;
+  int rotate = 0;
+  const auto add = [&](uint32_t bm, uint32_t bn, DType out, const Epi& e, GemmLayout layout, int companion) {
+    plan::GemmDesc d = plan::dense_desc(4096, 4096, 4096, rotate % 2 ? 2 : 1, out, e.c, layout);
+    d.has_bias = e.bias;
+    d.bias_type = rotate % 4 < 2 ? DType::kBF16 : DType::kFP32;
+    const ClusterShape cs = companion == 1 ? ClusterShape{2, 2} : kClusterShapes[rotate % 6];
+    GemmConfig o = variant_config(bm, bn, cs, companion);
+    o.split_columns = 1;
+    add_if_buildable(items, d, o);
+    ++rotate;
+  };
+  for (const auto& [bm, bn] : {std::pair{192u, 192u}, std::pair{256u, 128u}, std::pair{128u, 256u}, std::pair{192u, 128u},
+                               std::pair{192u, 176u}})
+    for (DType out : {DType::kBF16, DType::kFP32})
+      for (const Epi& e : kEpilogues) add(bm, bn, out, e, GemmLayout::kNT, -1);
+  add(192, 192, DType::kFP32, {true, false}, GemmLayout::kTT, -1);
+  add(128, 256, DType::kBF16, {true, false}, GemmLayout::kNN, -1);
+  add(192, 192, DType::kBF16, {true, false}, GemmLayout::kNT, 1);
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  for (const GemmKernelSpec& k : specs) EXPECT_TRUE(k.split_columns) << k.block_m << "x" << k.block_n;
+  expect_clean_compiles(specs, dir, 24);  // the 4x1 turns and C with a bias are not column-split kernels
 }
 
 // The timeline diagnostic (-DTILECAST_TIMELINE through TILECAST_JIT_OPTIONS,

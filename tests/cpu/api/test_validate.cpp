@@ -341,7 +341,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 15;
+constexpr size_t kGemmConfigFields = 16;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -398,6 +398,17 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: cluster_reduce=1 is for unswapped kernels, not with swap_ab=1"),
       config([](GemmConfig& c) { c.cluster_reduce = 1, c.cluster_m = 2, c.cluster_n = 1; },
              "config: cluster_reduce=1: the cluster is the tile's slices, so cluster must be 1x1 (not 2x1)"),
+      config([](GemmConfig& c) { c.split_columns = 2; }, "config: split_columns 2 is not -1 (auto), 0 (off) or 1 (on)"),
+      config([](GemmConfig& c) { c.split_columns = 1, c.block_m = 64; },
+             "config: split_columns=1 with block_m 64: column-split tiles are 128, 192 or 256 rows"),
+      config([](GemmConfig& c) { c.split_columns = 0, c.block_m = 256; },
+             "config: block_m 256 is not 64, 128 or 192 (0: the planner's choice)"),
+      config([](GemmConfig& c) { c.split_columns = 1, c.k_splits = 2; },
+             "config: split_columns=1 is for unsplit, unswapped kernels"),
+      config([](GemmConfig& c) { c.split_columns = 1, c.swap_ab = 1; },
+             "config: split_columns=1 is for unsplit, unswapped kernels"),
+      config([](GemmConfig& c) { c.split_columns = 1, c.cluster_m = 4, c.cluster_n = 1; },
+             "config: split_columns=1 with cluster 4x1: a column-split tile's cluster is at most 2 CTAs along M"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

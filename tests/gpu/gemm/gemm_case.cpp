@@ -48,6 +48,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.swap_ab == 1) s += "_swapab";
   if (config.fused_reduce != -1) s += config.fused_reduce ? "_fused" : "_reducekernel";
   if (config.cluster_reduce == 1) s += "_inclusterreduce";
+  if (config.split_columns == 1) s += "_splitcols";
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "gemm_cases.hpp"
 
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "tilecast/device/kernels/gemm_sm90/spec.cuh"
@@ -79,6 +80,36 @@ std::vector<GemmCase> correctness_cases() {
       c.with_bias = variant % 5 == 0;
       out.push_back(c);
     }
+  // Column-split tiles (split_columns: each consumer warpgroup over all rows and half the
+  // columns): 192x192 (three atoms of n96, a narrow 32-wide BF16 slab), 256x128 (four atoms),
+  // 128x256, 192x176 (n88, a narrow 24-wide slab in either output); partial row and column tiles and a partial last k-step, an M smaller than one atom,
+  // batched; each cluster shape, both outputs, with and without C, with a bias, a ragged N.
+  const GemmCase split[] = {{"split_cols_partial", 1000, 700, 200}, {"split_cols_m1", 1, 520, 136},
+                            {"split_cols_batched", 300, 520, 136, 3}, {"split_cols_ragged_n", 515, 389, 264}};
+  const std::pair<uint32_t, uint32_t> split_tiles[] = {{192, 192}, {256, 128}, {128, 256}, {192, 176}};
+  for (const ClusterShape& cs : kClusterShapes)
+    for (const GemmCase& s : split) {
+      if (cs.m > 2) continue;  // not a column-split cluster (spec.cuh)
+      GemmCase c = with_tiles(s, cs);
+      const uint32_t variant = turn++;
+      std::tie(c.config.block_m, c.config.block_n) = split_tiles[variant % 4];
+      c.config.split_columns = 1;
+      c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      c.with_c = (variant & 2) != 0;
+      c.with_bias = variant % 5 == 0 && !c.with_c;  // not both (spec.cuh)
+      out.push_back(c);
+    }
+  // A stored M-major (TT: three 64-row boxes of A, B K-major) and B stored N-major (NN, 128x256:
+  // each warpgroup's 128 columns two of B's 64-column boxes).
+  for (const GemmLayout layout : {GemmLayout::kTT, GemmLayout::kNN}) {
+    GemmCase c = with_tiles({"split_cols_layout", 1000, 700, 200}, ClusterShape{2, 1});
+    c.layout = layout;
+    c.config.block_m = layout == GemmLayout::kTT ? 192 : 128;
+    c.config.block_n = layout == GemmLayout::kTT ? 192 : 256;
+    c.config.split_columns = 1;
+    c.with_c = true;
+    out.push_back(c);
+  }
   return out;
 }
 

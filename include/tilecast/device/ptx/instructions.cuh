@@ -92,6 +92,13 @@ TC_DEVICE TC_FORCEINLINE void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint3
                : "memory");
 }
 
+// stmatrix.sync.aligned.m8n8.x2.shared.b16 [addr], {r0, r1}; sm_90. Lanes 0-7 give the rows of
+// matrix 0, lanes 8-15 those of matrix 1 (the other lanes' addresses are not read).
+TC_DEVICE TC_FORCEINLINE void stmatrix_x2(uint32_t smem_addr, uint32_t r0, uint32_t r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(smem_addr), "r"(r0), "r"(r1)
+               : "memory");
+}
+
 // mapa.shared::cluster.u32; sm_90. The shared::cluster address of `local_smem_addr` (a shared
 // window address) in CTA `rank` of the cluster: 32 bits, where __cluster_map_shared_rank gives a
 // 64-bit generic pointer (eight of those, hoisted out of the cluster-split epilogue's loop,

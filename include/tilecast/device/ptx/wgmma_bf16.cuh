@@ -12,7 +12,7 @@
 namespace tilecast::ptx {
 
 template <uint32_t kN>
-struct WgmmaBF16;  // N in kWgmmaBF16Widths or kWgmmaSwapWidths
+struct WgmmaBF16;  // N in kWgmmaBF16Widths, kWgmmaSwapWidths or kWgmmaSplitWidths
 
 template <>
 struct WgmmaBF16<8> {
@@ -157,6 +157,28 @@ struct WgmmaBF16<64> {
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
+        : "memory");
+  }
+};
+
+template <>
+struct WgmmaBF16<88> {
+  // wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, 1, 1, tnspA, tnspB;
+  // sm_90a. d += A * B^T, or d = A * B^T when scale_d is 0. kTransA / kTransB: the operand's tile
+  // is MN-major in shared memory (the imm-trans-a / imm-trans-b immediates, allowed for BF16);
+  // false: K-major.
+  template <bool kTransA, bool kTransB>
+  static TC_DEVICE TC_FORCEINLINE void mma(float (&d)[44], uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %46, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, p, 1, 1, %47, %48;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0)
         : "memory");
   }

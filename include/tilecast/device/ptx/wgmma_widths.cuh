@@ -11,5 +11,7 @@ inline constexpr uint32_t kWgmmaBF16Widths[] = {64, 96, 128, 144, 176, 192, 256}
 // The tile widths of the swapped-operand kernel (GemmKernelSpec::swap_ab), where the tile's
 // columns are the problem's few rows: every multiple of 8 up to 64.
 inline constexpr uint32_t kWgmmaSwapWidths[] = {8, 16, 24, 32, 40, 48, 56, 64};
+// The widths only a column-split warpgroup takes (half of a tile's block_n; GemmKernelSpec::split_columns).
+inline constexpr uint32_t kWgmmaSplitWidths[] = {88};
 
 }  // namespace tilecast

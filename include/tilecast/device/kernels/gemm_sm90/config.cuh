@@ -59,7 +59,12 @@ struct GemmSm90Config {
   static constexpr uint32_t kThreads = kGeo.threads;
   static constexpr uint32_t kConsumerWarps = kGeo.consumer_warps;
   static constexpr uint32_t kWarpgroupM = kGeo.warpgroup_m;
+  static constexpr uint32_t kWarpgroupN = kGeo.warpgroup_n;
   static constexpr uint32_t kAtomsM = kGeo.atoms_m;
+  static constexpr bool kSplitColumns = kSpec.split_columns;
+  // The tile row and column where consumer warpgroup `wg`'s part of the tile starts.
+  static TC_HOST_DEVICE constexpr uint32_t warpgroup_row(uint32_t wg) { return kSplitColumns ? 0 : wg * kWarpgroupM; }
+  static TC_HOST_DEVICE constexpr uint32_t warpgroup_col(uint32_t wg) { return kSplitColumns ? wg * kWarpgroupN : 0; }
   static constexpr uint32_t kTileABytes = kGeo.tile_a_bytes;
   static constexpr uint32_t kTileBBytes = kGeo.tile_b_bytes;
   static constexpr uint32_t kStageTxBytes = kGeo.stage_tx_bytes;

@@ -33,15 +33,15 @@ template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kOperandRing>& ring,
                                        EpilogueOf<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
                                        uint32_t warpgroup, uint32_t lane, const WaitBound& bound) {
-  using Mma = ptx::WgmmaBF16<Cfg::kBlockN>;
-  float acc[Cfg::kAtomsM][Cfg::kBlockN / 2];
+  using Mma = ptx::WgmmaBF16<Cfg::kWarpgroupN>;
+  float acc[Cfg::kAtomsM][Cfg::kWarpgroupN / 2];
   if (w.num_k_steps == 0) {
     // An empty K (a k-group of size 0): D = C, or zeros.
     if (w.valid) {
 #pragma unroll
       for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
-        for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) acc[a][i] = 0.0f;
+        for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) acc[a][i] = 0.0f;
       epilogue.store(w, acc);
     }
     return;
@@ -72,14 +72,14 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
-      for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+      for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) ptx::fence_register(acc[a][i]);
     ptx::wgmma_fence();
     constexpr OperandTile kA = Cfg::kATile, kB = Cfg::kBTile;
-    const uint32_t b_lo = sw128_desc_lo(smem.b[state.stage], kB);
+    const uint32_t b_lo = sw128_desc_lo(smem.b[state.stage] + kB.mn_offset(Cfg::warpgroup_col(warpgroup)), kB);
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
       const uint32_t a_lo =
-          sw128_desc_lo(smem.a[state.stage] + kA.mn_offset(warpgroup * Cfg::kWarpgroupM + a * kWgmmaAtomRows), kA);
+          sw128_desc_lo(smem.a[state.stage] + kA.mn_offset(Cfg::warpgroup_row(warpgroup) + a * kWgmmaAtomRows), kA);
 #pragma unroll
       for (uint32_t k16 = 0; k16 < Cfg::kBlockK / kWgmmaK; ++k16)
         Mma::template mma<kA.mn_major, kB.mn_major>(acc[a], sw128_desc(a_lo + k16 * desc_step_k16(kA), kA),
@@ -89,7 +89,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
-      for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+      for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) ptx::fence_register(acc[a][i]);
     // Keep this k-step's MMAs in flight; the previous one's are done with their stage.
     ptx::wgmma_wait_group<1>();
     if (kk > 0) ring.release_by_warp(prev_stage, lane);
@@ -100,7 +100,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
 #pragma unroll
   for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
-    for (uint32_t i = 0; i < Cfg::kBlockN / 2; ++i) ptx::fence_register(acc[a][i]);
+    for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) ptx::fence_register(acc[a][i]);
   ring.release_by_warp(prev_stage, lane);
   consumer_stamp(Stamp::kMainloopDone);
   epilogue.store(w, acc);

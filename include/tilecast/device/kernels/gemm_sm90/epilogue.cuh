@@ -43,7 +43,7 @@ class Epilogue {
         c_ring_(c_ring(smem, params, warpgroup)), bias_ring_(bias_ring(smem, params)), warpgroup_(warpgroup),
         thread_(threadIdx.x % 128) {}
 
-  TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kBlockN / 2]) {
+  TC_DEVICE void store(const TileWork& w, float (&acc)[Cfg::kAtomsM][Cfg::kWarpgroupN / 2]) {
     // A TMA store writes whole 16-byte chunks: where a row of D does not end on a 16-byte
     // boundary, storing the slab that holds the row's end would also write past it (into row
     // padding, or the next columns of a wider matrix D is a slice of). That slab is stored
@@ -58,16 +58,16 @@ class Epilogue {
     }
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
-      const uint32_t first_row = warpgroup_ * Cfg::kWarpgroupM + a * 64;
+      const uint32_t first_row = row0() + a * 64;
       // The same on every thread of the warpgroup, and on the epilogue loader (same test there).
       if (first_row >= w.rows) continue;  // no row of the atom is the tile's
       const AtomRows own = atom_rows(w, first_row);
       if (own.end <= first_row) continue;  // a row-index atom of padding only
 #pragma unroll
       for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
-        const uint32_t slab_col = slab * Cfg::kSlabCols;
+        const uint32_t slab_col = col0() + slab * Cfg::kSlabCols;  // of the tile
         if (slab_col >= w.cols) continue;  // the same on every thread of the warpgroup (and the loader)
-        const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
+        const bool narrow = slab_col + Cfg::kSlabCols > col0() + Cfg::kWarpgroupN;
         const uint32_t width = narrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
         const bool direct = own.direct || (ragged_rows && slab_col + width > w.cols);
         // A slab stored element by element needs no buffer, unless its C is in one.
@@ -91,7 +91,7 @@ class Epilogue {
         sync();
         if (thread_ == 0) {
           int32_t c[3];
-          TileCoords<Cfg::kGemmType>::d(w, warpgroup_ * Cfg::kWarpgroupM + a * 64, slab * Cfg::kSlabCols, c);
+          TileCoords<Cfg::kGemmType>::d(w, first_row, slab_col, c);
           cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared,
                                           narrow ? &tma_d_narrow_ : &tma_d_, c, buffer);
           cuda::ptx::cp_async_bulk_commit_group();
@@ -207,6 +207,10 @@ class Epilogue {
     ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstConsumerWarpgroup) + warpgroup_, 128);
   }
 
+  // Where the warpgroup's part of the tile starts, worked out where used.
+  TC_DEVICE TC_FORCEINLINE uint32_t row0() const { return Cfg::warpgroup_row(warpgroup_); }
+  TC_DEVICE TC_FORCEINLINE uint32_t col0() const { return Cfg::warpgroup_col(warpgroup_); }
+
   // This thread's accumulator rows and columns in the atom (accumulator_layout.cuh).
   TC_DEVICE TC_FORCEINLINE uint32_t atom_row(uint32_t half) const { return acc_atom_row(thread_, half); }
   TC_DEVICE TC_FORCEINLINE uint32_t first_col() const { return acc_first_col(thread_); }
@@ -228,12 +232,12 @@ class Epilogue {
 
   // This thread's pair of 8-column group j (of the tile), row half h, with the epilogue applied.
   template <bool kNarrow>
-  TC_DEVICE TC_FORCEINLINE float2 values(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
+  TC_DEVICE TC_FORCEINLINE float2 values(const float (&acc)[Cfg::kWarpgroupN / 2], uint32_t j, uint32_t half,
                                          const SlabSource& src) const {
     float2 c = make_float2(0.0f, 0.0f), b = make_float2(0.0f, 0.0f);
     if constexpr (Cfg::kHasC) c = load_pair<Out>(src.c + pair_offset<kNarrow>(j % kGroupsPerSlab, half));
     if constexpr (Cfg::kHasBias)
-      b = load_pair<Bias>(src.bias + (j * 8 + first_col()) * static_cast<uint32_t>(sizeof(Bias)));
+      b = load_pair<Bias>(src.bias + (col0() + j * 8 + first_col()) * static_cast<uint32_t>(sizeof(Bias)));
     constexpr bool kC = Cfg::kHasC, kBias = Cfg::kHasBias;
     return make_float2(epilogue_value<kC, kBias>(acc[4 * j + 2 * half], params_.alpha, params_.beta, c.x, b.x),
                        epilogue_value<kC, kBias>(acc[4 * j + 2 * half + 1], params_.alpha, params_.beta, c.y, b.y));
@@ -253,7 +257,7 @@ class Epilogue {
   }
 
   template <bool kNarrow>
-  TC_DEVICE TC_FORCEINLINE uint32_t pack(const float (&acc)[Cfg::kBlockN / 2], uint32_t j, uint32_t half,
+  TC_DEVICE TC_FORCEINLINE uint32_t pack(const float (&acc)[Cfg::kWarpgroupN / 2], uint32_t j, uint32_t half,
                                          const SlabSource& src) const {
     const float2 f = values<kNarrow>(acc, j, half, src);
     const __nv_bfloat162 v = __floats2bfloat162_rn(f.x, f.y);
@@ -261,13 +265,13 @@ class Epilogue {
   }
 
   // Writes slab `slab` of an atom's accumulators into `buffer`: a full slab in the 128-byte
-  // swizzle, or (kNarrow) the narrow last slab of 16, 32 or 48 columns as plain rows. With C the
+  // swizzle, or (kNarrow) the narrow last slab of 16, 24, 32 or 48 columns as plain rows. With C the
   // buffer holds the slab's C in the same layout: each thread reads exactly the elements it then
   // writes (and the warps' rows are disjoint), so D can replace C in place.
   template <bool kNarrow>
-  TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kBlockN / 2], uint32_t slab, const SlabSource& src) {
+  TC_DEVICE void write_slab(uint8_t* buffer, const float (&acc)[Cfg::kWarpgroupN / 2], uint32_t slab, const SlabSource& src) {
     constexpr uint32_t kCols = kNarrow ? Cfg::kNarrowSlabCols : Cfg::kSlabCols;
-    static_assert(kCols % 16 == 0, "stmatrix pairs and the TMA's 16-byte rows");
+    static_assert(kCols % 8 == 0, "whole 8-column groups: stmatrix matrices and the TMA's 16-byte rows");
     const uint32_t lane = thread_ % 32;
     if constexpr (!Cfg::kOutputFP32) {
       // stmatrix x4: matrices (rows 0-7, cols 8j..), (rows 8-15, 8j..), (0-7, 8j+8..), (8-15, 8j+8..).
@@ -281,6 +285,14 @@ class Epilogue {
         const uint32_t r2 = pack<kNarrow>(acc, j + 1, 0, src), r3 = pack<kNarrow>(acc, j + 1, 1, src);
         __syncwarp();  // stmatrix is .aligned, and every lane has read its C before any lane writes
         ptx::stmatrix_x4(base + slab_offset<kNarrow>(row, pair * 2 + matrix / 2), r0, r1, r2, r3);
+      }
+      if constexpr (kCols % 16 != 0) {
+        // An odd last group (a column-split warpgroup's 88 columns end in a slab of 24): stmatrix
+        // x2, matrices (rows 0-7, cols 8j..) and (rows 8-15, 8j..) from lanes 0-15's addresses.
+        const uint32_t g = kCols / 8 - 1, j = slab * kGroupsPerSlab + g;
+        const uint32_t r0 = pack<kNarrow>(acc, j, 0, src), r1 = pack<kNarrow>(acc, j, 1, src);
+        __syncwarp();
+        ptx::stmatrix_x2(base + slab_offset<kNarrow>(row, g), r0, r1);
       }
     } else {
 #pragma unroll
@@ -298,20 +310,20 @@ class Epilogue {
 
   // Slab `slab` of atom `atom` straight to global memory, bounds checked per element: tile rows
   // below row_end, columns below w.cols.
-  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kBlockN / 2], uint32_t atom, uint32_t slab,
+  TC_DEVICE void store_direct(const TileWork& w, const float (&acc)[Cfg::kWarpgroupN / 2], uint32_t atom, uint32_t slab,
                               bool narrow, uint32_t row_end, const SlabSource& src) {
     const bool grouped_d = d_per_group(Cfg::kGemmType) || Cfg::kGemmType == GemmType::kNormal;  // split-K: kNormal too
     Out* d = static_cast<Out*>(params_.d_ptr) + w.col + (grouped_d ? uint64_t{w.d_group} * params_.d_batch : 0);
 #pragma unroll
     for (uint32_t half = 0; half < 2; ++half) {
-      const uint32_t tile_row = warpgroup_ * Cfg::kWarpgroupM + atom * 64 + atom_row(half);
+      const uint32_t tile_row = row0() + atom * 64 + atom_row(half);
       if (tile_row >= row_end) continue;
       Out* row = d + uint64_t{w.row + tile_row} * params_.ldd;
 #pragma unroll
       for (uint32_t g = 0; g < kGroupsPerSlab; ++g) {
         const uint32_t j = slab * kGroupsPerSlab + g;
-        if (j >= Cfg::kBlockN / 8) break;  // past a narrow last slab
-        const uint32_t col = j * 8 + first_col();
+        if (j >= Cfg::kWarpgroupN / 8) break;  // past a narrow last slab
+        const uint32_t col = col0() + j * 8 + first_col();
         const float2 v = narrow ? values<true>(acc, j, half, src) : values<false>(acc, j, half, src);
         // An even column of a row whose stride is a multiple of 16 bytes: the pair is aligned.
         if (col + 1 < w.cols) {

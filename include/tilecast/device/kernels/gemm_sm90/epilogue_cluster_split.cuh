@@ -40,6 +40,7 @@ namespace tilecast {
 template <typename Cfg>
 class ClusterSplitEpilogue {
  public:
+  static_assert(!Cfg::kSplitColumns, "column-split kernels store through Epilogue (spec.cuh)");
   using Out = pick_type<Cfg::kOutputFP32, float, __nv_bfloat16>;
   using Bias = pick_type<Cfg::kBiasFP32, float, __nv_bfloat16>;
   using Acc = float[Cfg::kAtomsM][Cfg::kBlockN / 2];

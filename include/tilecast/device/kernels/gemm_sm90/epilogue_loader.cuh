@@ -75,18 +75,22 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
       for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll 1
         for (uint32_t slab = 0; slab < Cfg::kSlabs; ++slab) {
-          const uint32_t slab_col = slab * Cfg::kSlabCols;
+          const uint32_t slab_col = slab * Cfg::kSlabCols;  // of a warpgroup's columns
           if (slab_col >= w.cols) continue;
-          const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kBlockN;
+          const bool narrow = slab_col + Cfg::kSlabCols > Cfg::kWarpgroupN;
 #pragma unroll
           for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) {
-            // An atom with none of the tile's rows has no epilogue (Epilogue::store skips it too).
-            if (wg * Cfg::kWarpgroupM + a * 64 >= w.rows) continue;
+            // An atom with none of the tile's rows and a slab with none of its columns have no
+            // epilogue (Epilogue::store skips them too). (Without split columns the second test is
+            // the one above: written this way the loader compiles as it did before them, in its
+            // 56 registers.)
+            if (Cfg::warpgroup_row(wg) + a * 64 >= w.rows) continue;
+            if (Cfg::warpgroup_col(wg) + slab_col >= w.cols) continue;
             const StageRing<Cfg::kCRing> ring = c_ring(smem, params, wg);
             PipelineState<Cfg::kSlabBuffers>& st = c_state[wg];
             ring.acquire(st);
             int32_t c[3];
-            TileCoords<Cfg::kGemmType>::d(w, wg * Cfg::kWarpgroupM + a * 64, slab_col, c);
+            TileCoords<Cfg::kGemmType>::d(w, Cfg::warpgroup_row(wg) + a * 64, Cfg::warpgroup_col(wg) + slab_col, c);
             load_local_box(narrow ? tma_c_narrow : tma_c, smem.slabs[wg][st.stage], ring.full_barrier(st.stage), c,
                            narrow ? kNarrowBytes : Cfg::kSlabBytes);
             st.advance();

@@ -26,6 +26,7 @@ namespace tilecast {
 template <typename Cfg>
 class SwappedEpilogue {
  public:
+  static_assert(!Cfg::kSplitColumns, "column-split kernels store through Epilogue (spec.cuh)");
   using Out = pick_type<Cfg::kOutputFP32, float, __nv_bfloat16>;
   using Bias = pick_type<Cfg::kBiasFP32, float, __nv_bfloat16>;
   static constexpr uint32_t kGroups = Cfg::kBlockN / 8;  // 8-column accumulator groups

@@ -50,7 +50,8 @@ struct GemmGeometry {
   // One producer warpgroup (a single thread of it issues the TMA loads) and the consumers.
   uint32_t threads = 0;
   uint32_t consumer_warps = 0;
-  uint32_t warpgroup_m = 0;   // rows per consumer warpgroup
+  uint32_t warpgroup_m = 0;   // rows per consumer warpgroup (all block_m with split_columns)
+  uint32_t warpgroup_n = 0;   // columns per consumer warpgroup (all block_n without split_columns)
   uint32_t atoms_m = 0;       // m64 wgmma atoms per consumer warpgroup
   uint32_t accumulators = 0;  // FP32 registers per consumer thread
   uint32_t block_k = 0;
@@ -65,11 +66,12 @@ struct GemmGeometry {
   OperandTile a_tile, b_tile;
   TmaBox a_box, b_box;
 
-  // Epilogue: each consumer warpgroup stores its rows in slabs of 64 rows x 128 bytes through a
-  // TMA store (box d_box, 128-byte swizzle). A tile width that is no multiple of the slab's ends
-  // in a narrower slab, stored through d_narrow_box, unswizzled (cols 0: no narrow slab).
+  // Epilogue: each consumer warpgroup stores its part of the tile in slabs of 64 rows x 128 bytes
+  // through a TMA store (box d_box, 128-byte swizzle). A warpgroup's width that is no multiple of
+  // the slab's ends in a narrower slab, stored through d_narrow_box, unswizzled (cols 0: no narrow
+  // slab).
   uint32_t slab_rows = 0, slab_cols = 0, slab_bytes = 0;
-  uint32_t slabs = 0;             // slabs per 64-row atom, the narrow one included
+  uint32_t slabs = 0;             // slabs per 64-row atom of a warpgroup, the narrow one included
   uint32_t narrow_slab_cols = 0;  // 0, or the columns of the last, narrow slab
   // Two slab buffers per warpgroup where they fit beside the ring (filling one overlaps storing
   // the other); where the second would cost a stage, one (128x144 at 6 stages: what a one-wave
@@ -168,9 +170,10 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   GemmGeometry g;
   g.threads = kWarpgroupThreads * (1 + s.consumer_warpgroups);
   g.consumer_warps = 4 * s.consumer_warpgroups;
-  g.warpgroup_m = s.block_m / s.consumer_warpgroups;
+  g.warpgroup_m = s.split_columns ? s.block_m : s.block_m / s.consumer_warpgroups;
+  g.warpgroup_n = s.split_columns ? s.block_n / s.consumer_warpgroups : s.block_n;
   g.atoms_m = g.warpgroup_m / kWgmmaAtomRows;
-  g.accumulators = g.atoms_m * s.block_n / 2;
+  g.accumulators = g.atoms_m * g.warpgroup_n / 2;
   g.block_k = kGemmBlockK;
   const uint32_t cap = kSm90RegistersPerSm / g.threads / 8 * 8;
   g.launch_registers = cap < kMaxRegistersPerThread ? cap : kMaxRegistersPerThread;
@@ -203,8 +206,8 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   g.slab_rows = kWgmmaAtomRows;
   g.slab_cols = kSwizzleSpanBytes / dtype_bytes(s.out);
   g.slab_bytes = g.slab_rows * kSwizzleSpanBytes;
-  g.slabs = (s.block_n + g.slab_cols - 1) / g.slab_cols;
-  g.narrow_slab_cols = s.block_n % g.slab_cols;
+  g.slabs = (g.warpgroup_n + g.slab_cols - 1) / g.slab_cols;
+  g.narrow_slab_cols = g.warpgroup_n % g.slab_cols;
   g.d_box = {g.slab_cols, g.slab_rows};
   g.d_narrow_box = {g.narrow_slab_cols, g.narrow_slab_cols ? g.slab_rows : 0};
 

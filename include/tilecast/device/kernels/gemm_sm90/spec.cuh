@@ -62,13 +62,20 @@ struct GemmKernelSpec {
   // c) is D[c][r], stored element by element from registers, C read and the bias indexed the same
   // way. NT only (both operands stay K-major), dense and batched, no companion.
   bool swap_ab = false;
+  // Consumer warpgroups split the tile's columns instead of its rows: each computes all block_m
+  // rows (block_m / 64 wgmma atoms) of block_n / consumer_warpgroups columns, so a tile may be
+  // taller than 64 rows a warpgroup with two warpgroups (192x192: three atoms of n96 each). Larger
+  // tiles bring fewer operand bytes into the SM per FLOP; cuBLASLt's kernel on 4104^3 runs such a
+  // tile (bench/results/2026-12-03-h200-column-split.md). Dense and batched, unsplit, unswapped.
+  bool split_columns = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
            consumer_warpgroups == o.consumer_warpgroups && out == o.out && has_c == o.has_c &&
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
-           layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce && k_cluster == o.k_cluster;
+           layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce && k_cluster == o.k_cluster &&
+           split_columns == o.split_columns;
   }
 };
 
@@ -83,6 +90,13 @@ TC_HOST_DEVICE constexpr bool is_wgmma_width(uint32_t n) {
   for (uint32_t w : kWgmmaBF16Widths)
     if (w == n) return true;
   return false;
+}
+
+// A column-split warpgroup's width: a tile's width, or one only half a tile takes (88 of 176).
+TC_HOST_DEVICE constexpr bool is_wgmma_split_width(uint32_t n) {
+  for (uint32_t w : kWgmmaSplitWidths)
+    if (w == n) return true;
+  return is_wgmma_width(n);
 }
 
 TC_HOST_DEVICE constexpr bool is_wgmma_swap_width(uint32_t n) {
@@ -124,6 +138,36 @@ TC_HOST_DEVICE constexpr bool is_cluster_shape(const ClusterShape& c) {
   return false;
 }
 
+// The TMA's longest box side, in elements: a K-major operand tile is one box of block_m or block_n rows.
+inline constexpr uint32_t kMaxTmaBoxRows = 256;
+// A column-split tile's rows: two to four atoms (A's box is at most kMaxTmaBoxRows rows).
+inline constexpr uint32_t kColumnSplitMinBlockM = 128;
+inline constexpr uint32_t kColumnSplitMaxBlockM = 256;
+// A column-split consumer holds up to this many accumulators (192x192: 3 atoms x 96 / 2) in the
+// 224 registers two consumer warpgroups get (geometry.cuh).
+inline constexpr uint32_t kColumnSplitMaxAccumulators = 144;
+
+// Why a column-split spec (split_columns) cannot be built, or null.
+TC_HOST_DEVICE constexpr const char* split_columns_error(const GemmKernelSpec& s) {
+  if (s.block_m < kColumnSplitMinBlockM || s.block_m > kColumnSplitMaxBlockM || s.block_m % kWgmmaAtomRows != 0)
+    return "a column-split tile is 128, 192 or 256 rows";
+  if (s.consumer_warpgroups != 2) return "a column-split tile has two consumer warpgroups";
+  if (s.block_n > kMaxTmaBoxRows || s.block_n % s.consumer_warpgroups != 0 ||
+      !is_wgmma_split_width(s.block_n / s.consumer_warpgroups))
+    return "a column-split tile's block_n is at most 256, and half of it a wgmma width (kWgmmaBF16Widths, kWgmmaSplitWidths)";
+  if (s.block_m / kWgmmaAtomRows * (s.block_n / s.consumer_warpgroups) / 2 > kColumnSplitMaxAccumulators)
+    return "more accumulators than a column-split consumer holds (block_m / 64 x block_n / 4 > 144)";
+  if (s.type != GemmType::kNormal && s.type != GemmType::kBatched) return "split_columns is for dense and batched GEMMs only";
+  // Register edges (sm_90a, nvcc 13.0): with FP32 C and a batch ptxas spilled 8 bytes in 4x1
+  // clusters, and with C and a bias 4 bytes at 192x176 in 2x2.
+  if (s.cluster.m > 2) return "a column-split tile's cluster is at most 2 CTAs along M";
+  if (s.has_c && s.has_bias) return "a column-split tile takes C or a bias, not both";
+  if (s.split_k || s.swap_ab) return "split_columns is for unsplit, unswapped kernels";
+  if (operand_tile_error(b_mn_major(s.layout), s.block_n / s.consumer_warpgroups) != nullptr)
+    return "B is N-major (layout NN or TN): a column-split warpgroup's columns are a multiple of 64";
+  return nullptr;
+}
+
 // Why a swapped-operand spec (swap_ab) cannot be built, or null.
 TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
   if (s.block_m != kSwapBlockM) return "a swap_ab kernel's tiles are 128 rows over N (block_m 128)";
@@ -137,9 +181,12 @@ TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
 // Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
 // geometry's to check: gemm_geometry_error in geometry.cuh.)
 TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
-  if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM)
+  if (s.split_columns) {
+    if (const char* e = split_columns_error(s)) return e;
+  } else if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM) {
     return "block_m must be 64, 128 or 192";
-  if (s.block_m == kThreeWarpgroupBlockM) {
+  }
+  if (s.block_m == kThreeWarpgroupBlockM && !s.split_columns) {
     if (s.type != GemmType::kNormal && s.type != GemmType::kBatched)
       return "192-row tiles are for dense and batched GEMMs only";
     if (s.block_n > kThreeWarpgroupMaxBlockN)
@@ -147,14 +194,14 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   }
   if (s.swap_ab) {
     if (const char* e = swap_ab_error(s)) return e;
-  } else if (!is_wgmma_width(s.block_n)) {
-    return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+  } else if (!s.split_columns) {
+    if (!is_wgmma_width(s.block_n)) return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+    if (s.consumer_warpgroups == 0 || s.block_m % s.consumer_warpgroups != 0 ||
+        (s.block_m / s.consumer_warpgroups) % kWgmmaAtomRows != 0)
+      return "each consumer warpgroup takes a multiple of 64 rows";
+    if (s.block_m / s.consumer_warpgroups / kWgmmaAtomRows * s.block_n / 2 > kMaxAccumulators)
+      return "more accumulators than a consumer thread can hold (rows per warpgroup x block_n / 128 > 128)";
   }
-  if (s.consumer_warpgroups == 0 || s.block_m % s.consumer_warpgroups != 0 ||
-      (s.block_m / s.consumer_warpgroups) % kWgmmaAtomRows != 0)
-    return "each consumer warpgroup takes a multiple of 64 rows";
-  if (s.block_m / s.consumer_warpgroups / kWgmmaAtomRows * s.block_n / 2 > kMaxAccumulators)
-    return "more accumulators than a consumer thread can hold (rows per warpgroup x block_n / 128 > 128)";
   if (!is_cluster_shape(s.cluster)) return "cluster must be 1x1, 2x1, 1x2, 4x1, 1x4 or 2x2";
   if (s.stages < 2 || s.stages > kGemmMaxStages) return "stages must be 2..8";
   if (s.out != DType::kBF16 && s.out != DType::kFP32) return "the output is bf16 or fp32";
@@ -204,12 +251,12 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab, fused_reduce and k_cluster enter only when set, so that every spec without them keeps
+  // swap_ab, fused_reduce, k_cluster and split_columns enter only when set, so that every spec without them keeps
   // the fingerprint (and the generated source, and so the JIT cache entry) it had before the
-  // fields existed. Each enters as its own value (1, 2, and k_cluster x 256), so that none can
+  // fields existed. Each enters as its own value (1, 2, k_cluster x 256 and 4), so that none can
   // stand for another.
   const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u,
-                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u};
+                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u};
   for (uint32_t f : late_fields)
     if (f)
       for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -246,11 +293,20 @@ template <class Traits>
 TC_HOST_DEVICE constexpr uint32_t k_cluster(long) {
   return 1;
 }
+// Traits::kSplitColumns where the traits have it, else false (written only when set, likewise).
+template <class Traits>
+TC_HOST_DEVICE constexpr auto split_columns(int) -> decltype(Traits::kSplitColumns, bool()) {
+  return Traits::kSplitColumns;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr bool split_columns(long) {
+  return false;
+}
 }  // namespace spec_detail
 
 // The spec a generated traits struct describes: the one place the kernel reads the field names
 // (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB,
-// kFusedReduce and kKCluster, which only the kernels that have them carry, excepted).
+// kFusedReduce, kKCluster and kSplitColumns, which only the kernels that have them carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -271,6 +327,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.swap_ab = spec_detail::swap_ab<Traits>(0);
   s.fused_reduce = spec_detail::fused_reduce<Traits>(0);
   s.k_cluster = spec_detail::k_cluster<Traits>(0);
+  s.split_columns = spec_detail::split_columns<Traits>(0);
   return s;
 }
 
