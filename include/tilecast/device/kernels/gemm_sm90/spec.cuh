@@ -64,9 +64,10 @@ struct GemmKernelSpec {
   bool swap_ab = false;
   // Consumer warpgroups split the tile's columns instead of its rows: each computes all block_m
   // rows (block_m / 64 wgmma atoms) of block_n / consumer_warpgroups columns, so a tile may be
-  // taller than 64 rows a warpgroup with two warpgroups (192x192: three atoms of n96 each). Larger
+  // taller than 64 rows a warpgroup with two warpgroups (192x176: three atoms of n88 each). Larger
   // tiles bring fewer operand bytes into the SM per FLOP; cuBLASLt's kernel on 4104^3 runs such a
-  // tile (bench/results/2026-12-03-h200-column-split.md). Dense and batched, unsplit, unswapped.
+  // tile (bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md). Dense and batched, unsplit,
+  // unswapped; only when asked for (GemmConfig::split_columns).
   bool split_columns = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
@@ -251,10 +252,10 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab, fused_reduce, k_cluster and split_columns enter only when set, so that every spec without them keeps
-  // the fingerprint (and the generated source, and so the JIT cache entry) it had before the
-  // fields existed. Each enters as its own value (1, 2, k_cluster x 256 and 4), so that none can
-  // stand for another.
+  // swap_ab, fused_reduce, k_cluster and split_columns enter only when set, so that every spec
+  // without them keeps the fingerprint (and the generated source, and so the JIT cache entry) it
+  // had before the fields existed. Each enters as its own value (1, 2, k_cluster x 256 and 4), so
+  // that none can stand for another.
   const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u,
                                   s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u};
   for (uint32_t f : late_fields)
