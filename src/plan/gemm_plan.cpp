@@ -82,10 +82,9 @@ constexpr ClusterShape kKGroupedTieCluster{2, 1};
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
 constexpr uint32_t kMaxSwizzle = 64;
-// Column-split tiles (GemmConfig::split_columns, only when asked for): two consumer warpgroups,
-// each over every row of the tile and half its columns.
-constexpr uint32_t kColumnSplitBlockMs[] = {128, 192, 256};
-constexpr uint32_t kColumnSplitWarpgroups = 2;
+// Column-split tiles (GemmConfig::split_columns, only when asked for; spec.cuh's rules): their
+// row blocks, from kColumnSplitMinBlockM to kColumnSplitMaxBlockM.
+constexpr uint32_t kColumnSplitBlockMs[] = {kColumnSplitMinBlockM, 192, kColumnSplitMaxBlockM};
 // The SM90 kernel's row blocks: 64, 128 and 192 (one, two and three consumer warpgroups), as
 // check_overrides takes them (the planner takes the arch spec's).
 constexpr uint32_t kBlockMs[] = {64, 128, 192};
@@ -665,7 +664,7 @@ void check_overrides(const GemmConfig& o) {
     if (o.swap_ab == 1 || o.k_splits > 1 || o.fused_reduce == 1 || o.cluster_reduce == 1)
       fail("split_columns=1 is for unsplit, unswapped kernels (not with swap_ab=1, k_splits > 1, fused_reduce=1 "
            "or cluster_reduce=1)");
-    if (o.cluster_m > 2)
+    if (o.cluster_m > kColumnSplitMaxClusterM)
       fail("split_columns=1 with cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) +
            ": a column-split tile's cluster is at most 2 CTAs along M");
   } else if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs)) {

@@ -144,6 +144,10 @@ inline constexpr uint32_t kMaxTmaBoxRows = 256;
 // A column-split tile's rows: two to four atoms (A's box is at most kMaxTmaBoxRows rows).
 inline constexpr uint32_t kColumnSplitMinBlockM = 128;
 inline constexpr uint32_t kColumnSplitMaxBlockM = 256;
+// A column-split tile's consumer warpgroups: two halves of its columns.
+inline constexpr uint32_t kColumnSplitWarpgroups = 2;
+// Its clusters hold at most this many CTAs along M (register edges: split_columns_error).
+inline constexpr uint32_t kColumnSplitMaxClusterM = 2;
 // A column-split consumer holds up to this many accumulators (192x192: 3 atoms x 96 / 2) in the
 // 224 registers two consumer warpgroups get (geometry.cuh).
 inline constexpr uint32_t kColumnSplitMaxAccumulators = 144;
@@ -152,7 +156,7 @@ inline constexpr uint32_t kColumnSplitMaxAccumulators = 144;
 TC_HOST_DEVICE constexpr const char* split_columns_error(const GemmKernelSpec& s) {
   if (s.block_m < kColumnSplitMinBlockM || s.block_m > kColumnSplitMaxBlockM || s.block_m % kWgmmaAtomRows != 0)
     return "a column-split tile is 128, 192 or 256 rows";
-  if (s.consumer_warpgroups != 2) return "a column-split tile has two consumer warpgroups";
+  if (s.consumer_warpgroups != kColumnSplitWarpgroups) return "a column-split tile has two consumer warpgroups";
   if (s.block_n > kMaxTmaBoxRows || s.block_n % s.consumer_warpgroups != 0 ||
       !is_wgmma_split_width(s.block_n / s.consumer_warpgroups))
     return "a column-split tile's block_n is at most 256, and half of it a wgmma width (kWgmmaBF16Widths, kWgmmaSplitWidths)";
@@ -161,7 +165,7 @@ TC_HOST_DEVICE constexpr const char* split_columns_error(const GemmKernelSpec& s
   if (s.type != GemmType::kNormal && s.type != GemmType::kBatched) return "split_columns is for dense and batched GEMMs only";
   // Register edges (sm_90a, nvcc 13.0): with FP32 C and a batch ptxas spilled 8 bytes in 4x1
   // clusters, and with C and a bias 4 bytes at 192x176 in 2x2.
-  if (s.cluster.m > 2) return "a column-split tile's cluster is at most 2 CTAs along M";
+  if (s.cluster.m > kColumnSplitMaxClusterM) return "a column-split tile's cluster is at most 2 CTAs along M";
   if (s.has_c && s.has_bias) return "a column-split tile takes C or a bias, not both";
   if (s.split_k || s.swap_ab) return "split_columns is for unsplit, unswapped kernels";
   if (operand_tile_error(b_mn_major(s.layout), s.block_n / s.consumer_warpgroups) != nullptr)
