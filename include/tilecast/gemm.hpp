@@ -50,7 +50,8 @@ struct GemmConfig {
   uint32_t swizzle = 0;                   // unit-rows per L2 band
   uint32_t max_sms = 0;                   // leave the other SMs to other work (0: use all)
   // With clusters of 4, 12 of an H200's 132 SMs cannot hold a cluster. A companion launch of
-  // smaller clusters on a forked stream takes them, sharing the work through an atomic counter.
+  // smaller clusters behind the main one on the same stream takes them, sharing the work through
+  // an atomic counter.
   int companion = -1;                     // 0 off, 1 on
   // Split-K (dense and batched GEMMs): K cut into this many slices, summed in a fixed order by a
   // reduce kernel (bit-identical run to run). 0: the planner's choice, 1: off, 2..kMaxKSplits.

@@ -231,23 +231,24 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
                        call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
     return;
   }
-  // Both launches claim units from one counter pair, kept per stream.
-  DeviceState& dev = *g.device;
+  // Both launches claim units from one counter pair, kept per stream. The companion goes behind the
+  // main launch on the same stream, programmatically: it becomes resident on the SMs the main grid
+  // leaves idle once every main CTA has started (kernel.cuh says so at its start), and it waits for
+  // the main grid before it exits, so what follows on the stream follows both. (It went on a side
+  // stream forked and joined with events before: 2.2-2.5 us more than the static launch on 512^3,
+  // 1000^3 and 128x7168x2048, where both run one round; bench/results/2026-12-02-h200-final-sweep.md.)
   GemmParams main = call.params;
-  uint32_t* counters = dev.unit_counters(stream);
+  uint32_t* counters = g.device->unit_counters(stream);
   main.unit_counter = counters;
   main.done_counter = counters + 1;
   GemmParams side = main;
   side.num_clusters = plan.companion->clusters;
-  std::lock_guard lock(dev.launch_mutex());
-  check(cudaEventRecord(dev.fork_event(), stream), "cudaEventRecord");
-  check(cudaStreamWaitEvent(dev.side_stream(), dev.fork_event(), 0), "cudaStreamWaitEvent");
   jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
                      call.d_narrow, call.c, call.c_narrow, call.bias, main);
-  jit::launch_kernel(*g.companion, launch_config(g, *plan.companion, dev.side_stream()), call.a, call.a_last, call.b,
-                     call.d, call.d_narrow, call.c, call.c_narrow, call.bias, side);
-  check(cudaEventRecord(dev.join_event(), dev.side_stream()), "cudaEventRecord");
-  check(cudaStreamWaitEvent(stream, dev.join_event(), 0), "cudaStreamWaitEvent");
+  jit::LaunchConfig behind = launch_config(g, *plan.companion, stream);
+  behind.after_previous_programmatically = true;
+  jit::launch_kernel(*g.companion, behind, call.a, call.a_last, call.b, call.d, call.d_narrow, call.c, call.c_narrow,
+                     call.bias, side);
 }
 
 // A call as the fast path recognises it: every argument, and the device.

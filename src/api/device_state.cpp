@@ -117,9 +117,6 @@ DeviceState* DeviceState::find(int device) {
 }
 
 DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device)) {
-  check(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
-  check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate");
   host_mapped(record_host_, record_device_);
   host_mapped(fault_host_, fault_device_);
   workspaces_ = new Workspaces;

@@ -1,6 +1,6 @@
-// What the GEMM API keeps per device: its facts for the planner, a side stream for companion
-// launches, unit counters for dynamic scheduling, and the host-mapped records a timed-out barrier
-// wait and impossible group data write. Made by the first call or prepare() for a device, never under stream capture (it
+// What the GEMM API keeps per device: its facts for the planner, unit counters for dynamic
+// scheduling, and the host-mapped records a timed-out barrier wait and impossible group data
+// write. Made by the first call or prepare() for a device, never under stream capture (it
 // allocates): a captured call that would make it is refused (see gemm.cpp).
 #pragma once
 
@@ -24,10 +24,6 @@ class DeviceState {
 
   const plan::DeviceFacts& facts() const { return facts_; }
   int device() const { return device_; }
-  cudaStream_t side_stream() const { return side_stream_; }
-  // Fork/join events for the companion launch.
-  cudaEvent_t fork_event() const { return fork_; }
-  cudaEvent_t join_event() const { return join_; }
   WaitTimeoutRecord* wait_record_device() const { return record_device_; }
   WaitTimeoutRecord* wait_record_host() const { return record_host_; }
   LayoutFaultRecord* layout_fault_record_device() const { return fault_device_; }
@@ -50,20 +46,16 @@ class DeviceState {
   // Under capture: gives `stream` the spare workspace (no allocation) if it holds `bytes`; else
   // null. The stream keeps it; the next prepare() makes another spare.
   void* adopt_spare_workspace(cudaStream_t stream, uint64_t bytes);
-  // Serialises companion launches (they share the side stream and the events).
-  std::mutex& launch_mutex() { return launch_mutex_; }
 
  private:
   explicit DeviceState(int device);
   int device_;
   plan::DeviceFacts facts_;
-  cudaStream_t side_stream_ = nullptr;
-  cudaEvent_t fork_ = nullptr, join_ = nullptr;
   WaitTimeoutRecord* record_host_ = nullptr;
   WaitTimeoutRecord* record_device_ = nullptr;
   LayoutFaultRecord* fault_host_ = nullptr;
   LayoutFaultRecord* fault_device_ = nullptr;
-  std::mutex mutex_, launch_mutex_;
+  std::mutex mutex_;
   struct CounterBlock;
   CounterBlock* counters_ = nullptr;
   struct Workspaces;

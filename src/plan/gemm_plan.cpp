@@ -78,6 +78,15 @@ constexpr double kClusterSumTieFraction = 0.10;
 // kgrouped and deepseek-v3 suites' sweep had the pick within 1.6% of the best on all 12 rows, the
 // kg32 ones +0.4% and +0.0% (bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md).
 constexpr ClusterShape kKGroupedTieCluster{2, 1};
+// What the companion launch costs beyond the static kernel where both run the same rounds: the
+// dynamic-unit kernels claim each unit from a global counter (an atomic round trip before the
+// first load of each unit) and count themselves done, and the companion's grid waits for the
+// main one before it exits. Measured on the H200 as the time a 2x2, 4x1 or 1x4 plan with the
+// companion took over its static twin where the clusters of 4 held every unit at once (the
+// companion had nothing to do): 1000^3 with 128x96 tiles +2.4, +1.9 and +2.3 us, 128x7168x2048
+// with 128x64 in 1x4 +2.3 us; with the companion on a side stream forked and joined by events
+// before, 2.2-2.5 us on the same rows (bench/results/2026-12-03-h200-companion.md).
+constexpr double kDynamicUnitsUs = 2.3;
 // Unit-rows per L2 band when the caller does not say (measured: 8 is as good as any on 8192^3).
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
@@ -357,6 +366,33 @@ GemmProblem swapped_if(const GemmProblem& p, bool swap) {
   return q;
 }
 
+// Clusters of 4 leave SMs that cannot hold one (12 of the H200's 132): the companion launch puts
+// clusters of 2 there, along the longer side of main's cluster, claiming units of main's cluster
+// shape from the same counter. None where no pair of SMs is left. Only where the caller asks for
+// it (GemmConfig::companion = 1): auto does not weigh it. Played by the simulator (both launches
+// claiming, the cluster free first next) and charged kDynamicUnitsUs, the companion's plans in 2x2
+// ran as their terms say against their static twins on aligned rows (4096x4096x7168, 8192^3,
+// 4096x24576x1536 with 128x256 tiles: 0.85, 0.89 and 0.93 of the static time, the terms 0.81,
+// 0.89, 0.93), where a 1x1 or 2x1 plan on all 132 SMs is as fast, but not on rows that start off a
+// line: 4095x7167x4104 and 4097^3 with 128x256 tiles ran 2-4% slower than static where the terms
+// put them 12% and 16% ahead (the companion then on a side stream), 128x176 and 128x192 4-5%
+// faster where they put them 16% and 13% ahead.
+// Neither the per-SM L2 line term nor the whole grid's lines at L2's rate account for it (the grid's
+// is below the ingress term on all of those rows); bench/results/2026-12-03-h200-companion.md.
+std::optional<KernelLaunch> companion_launch(GemmPlan& plan, const DeviceFacts& f) {
+  const ClusterShape cs = plan.main.kernel.cluster;
+  const uint32_t used = plan.main.clusters * cs.size();
+  const uint32_t idle = plan.sm_budget > used ? plan.sm_budget - used : 0;
+  const ClusterShape pair = cs.m >= 2 ? ClusterShape{2, 1} : ClusterShape{1, 2};
+  const uint32_t pairs = std::min(idle / pair.size(), f.clusters_for(pair.size()));
+  if (cs.size() != 4 || pairs == 0) return std::nullopt;
+  KernelLaunch companion{plan.main.kernel, pairs};
+  companion.kernel.cluster = pair;
+  plan.schedule.unit_m = cs.m;
+  plan.schedule.unit_n = cs.n;
+  return companion;
+}
+
 // The plan of one candidate, or nullopt with `misfit` saying why it cannot run. `surrogate` is
 // what the cost model plays: d's problem itself, or for grouped problems the host-side stand-in
 // of grouped_surrogate.hpp (swapped for a swap_ab candidate).
@@ -383,7 +419,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   k.type = d.problem.type;
   k.layout = d.layout;
   if (k.type == GemmType::kMGroupedContiguous) k.contiguous_layout = d.problem.contiguous_layout;
-  // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (add_companion).
+  // With the companion asked for, a cluster of 4 runs the dynamic-unit kernel (companion_launch).
   k.dynamic_units = o.companion == 1 && cs.size() == 4;
   k.swap_ab = swap;
   GemmProblem surrogate = unsplit_surrogate;
@@ -447,15 +483,28 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
              " stages (auto weighs one wave of at least " + std::to_string(kClusterReduceMinStages) + " stages only)";
     return std::nullopt;
   }
+  if (k.dynamic_units) {
+    plan.companion = companion_launch(plan, f);
+    if (!plan.companion) plan.main.kernel.dynamic_units = false;  // no SM idle: the static kernel
+  }
   SimOptions fast;
   fast.check = false;
   // The simulator walks clusters of cluster.m x cluster.n: a cluster-summed plan is played as the
   // split walk of the same CTAs, which gives every CTA the same k-steps (one slice of a tile each,
-  // while the tiles last).
+  // while the tiles last). With a companion both launches claim from one counter, the cluster
+  // that is free first claiming next.
   TileConfig played_schedule = plan.schedule;
   played_schedule.k_cluster = 1;
-  const LaunchSpec launch{played_schedule, plan.main.clusters * k.k_cluster};
-  const SimResult sim = simulate(surrogate, {&launch, 1}, fast);
+  std::vector<LaunchSpec> launches{{played_schedule, plan.main.clusters * k.k_cluster}};
+  double cluster_rate = launches.front().num_clusters;  // units a round, for the waves column
+  if (plan.companion) {
+    fast.mode = ClaimMode::kDynamic;
+    TileConfig side = played_schedule;
+    side.cluster = plan.companion->kernel.cluster;
+    launches.push_back({side, plan.companion->clusters});
+    cluster_rate += static_cast<double>(plan.companion->clusters) * side.cluster.size() / cs.size();
+  }
+  const SimResult sim = simulate(surrogate, launches, fast);
 
   CostEstimate& c = plan.cost;
   const double k_step_s = k_step_seconds(k, f);
@@ -530,9 +579,9 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double on_chip_us = std::max({c.mma_us, c.ingress_us, c.l2_us, c.stream_us});
   const double bound_us = std::pow(std::pow(on_chip_us, kHbmOverlapPower) + std::pow(c.hbm_us, kHbmOverlapPower),
                                    1.0 / kHbmOverlapPower);
-  c.total_us = bound_us * linear_4 * heavy_wide +
-               c.reduce_us + c.swapped_store_us;
-  c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / launch.num_clusters;
+  c.dynamic_units_us = plan.companion ? kDynamicUnitsUs : 0.0;
+  c.total_us = bound_us * linear_4 * heavy_wide + c.reduce_us + c.swapped_store_us + c.dynamic_units_us;
+  c.waves = static_cast<double>(std::max<uint64_t>(sim.stats.units, 1)) / cluster_rate;
   return plan;
 }
 
@@ -561,24 +610,6 @@ uint32_t typical_rows(const GemmDesc& d) {
       return p.contiguous_layout == ContiguousLayout::kOffsets ? ceil_div(p.m, std::max(p.num_groups, 1u)) : p.m;
     default: return p.m;
   }
-}
-
-// Clusters of 4 leave SMs that cannot hold one; with the companion asked for, clusters of 2 take
-// them. Off unless asked for, until measurements say where it pays.
-void add_companion(GemmPlan& plan, const DeviceFacts& f) {
-  const ClusterShape cs = plan.main.kernel.cluster;
-  const uint32_t used = plan.main.clusters * cs.size();
-  const uint32_t idle = plan.sm_budget > used ? plan.sm_budget - used : 0;
-  const ClusterShape pair = cs.m >= 2 ? ClusterShape{2, 1} : ClusterShape{1, 2};
-  if (cs.size() != 4 || idle / pair.size() == 0) {
-    plan.main.kernel.dynamic_units = false;  // nothing to share the work with: the static kernel
-    return;
-  }
-  KernelLaunch companion{plan.main.kernel, std::min(idle / pair.size(), f.clusters_for(pair.size()))};
-  companion.kernel.cluster = pair;
-  plan.companion = companion;
-  plan.schedule.unit_m = cs.m;
-  plan.schedule.unit_n = cs.n;
 }
 
 // What an arch spec other than SM90's cannot plan, and overrides outside its tiles and clusters.
@@ -872,8 +903,6 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
-  if (o.companion == 1)
-    for (GemmPlan& plan : out) add_companion(plan, f);
   return out;
 }
 

@@ -88,6 +88,9 @@ struct CostEstimate {
   // Swapped operands (swap_ab): D, or the split workspace, stored element by element and
   // transposed after the main loop. 0 for unswapped plans.
   double swapped_store_us = 0;
+  // The companion launch: what claiming units from the counter costs beyond the static kernel
+  // (gemm_plan.cpp, kDynamicUnitsUs). 0 without a companion.
+  double dynamic_units_us = 0;
   double total_us = 0;
   double waves = 0;    // units per cluster of the launch(es)
   uint64_t l2_to_sm_bytes = 0;          // read from L2, each multicast once (as planned)
@@ -110,8 +113,9 @@ struct GemmPlan {
   // plan's kernel spec stands for the 2-CTA kernel (block_m rows per CTA of each pair).
   Arch arch = Arch::kSM90;
   KernelLaunch main;
-  // With clusters of 4, SMs that cannot hold one go to a companion launch of smaller clusters on
-  // a forked stream; both claim units of main's cluster shape from one counter.
+  // With clusters of 4, SMs that cannot hold one go to a companion launch of smaller clusters,
+  // programmatically behind main's on its stream; both claim units of main's cluster shape from
+  // one counter.
   std::optional<KernelLaunch> companion;
   // The scheduler config every launch runs (block sizes and cluster are main's; with a companion
   // the unit is main's cluster).

@@ -533,6 +533,43 @@ TEST(GemmPlanner, OverridesAreHonoured) {
   EXPECT_FALSE(capped.companion) << "16 clusters of 4 use all 64 SMs";
 }
 
+// The companion's estimate plays both launches claiming from one counter: 4096x4096x7168 in
+// 128x256 tiles is 128 units of 2x2 tiles, 5 rounds for 30 clusters of 4 alone (the last holding
+// 8 units) and 4 with 6 clusters of 2 beside them, so the MMA term falls by a fifth. Where the
+// clusters of 4 take every unit at once the companion only adds its fixed cost.
+TEST(GemmPlanner, TheCompanionIsCostedAsTwoLaunchesSharingTheUnits) {
+  const DeviceFacts f = DeviceFacts::h200_model();
+  GemmConfig o;
+  o.block_m = 128;
+  o.block_n = 256;
+  o.cluster_m = o.cluster_n = 2;
+  o.companion = 0;
+  const GemmPlan alone = plan_gemm(dense(4096, 4096, 7168), f, o);
+  o.companion = 1;
+  const GemmPlan shared = plan_gemm(dense(4096, 4096, 7168), f, o);
+  ASSERT_FALSE(alone.companion);
+  ASSERT_TRUE(shared.companion);
+  EXPECT_NEAR(shared.cost.mma_us / alone.cost.mma_us, 4.0 / 5.0, 1e-9);
+  EXPECT_NEAR(shared.cost.waves, 128.0 / (30 + 6 * 2 / 4.0), 1e-9);
+  EXPECT_EQ(alone.cost.dynamic_units_us, 0.0);
+  EXPECT_GT(shared.cost.dynamic_units_us, 0.0);
+  EXPECT_LT(shared.cost.total_us, alone.cost.total_us);
+
+  // 1000^3 in 128x96 tiles: 24 units of 2x2 tiles for 30 clusters of 4.
+  o.block_n = 96;
+  o.companion = 0;
+  const GemmPlan one_round = plan_gemm(dense(1000, 1000, 1000), f, o);
+  o.companion = 1;
+  const GemmPlan idle_companion = plan_gemm(dense(1000, 1000, 1000), f, o);
+  ASSERT_TRUE(idle_companion.companion);
+  EXPECT_EQ(idle_companion.cost.mma_us, one_round.cost.mma_us);
+  EXPECT_NEAR(idle_companion.cost.total_us - one_round.cost.total_us, idle_companion.cost.dynamic_units_us, 1e-9);
+
+  // Auto never adds it: the terms do not rank it right on rows that start off a line.
+  for (const GemmDesc& d : {dense(4096, 4096, 7168), dense(4097, 4097, 4097), dense(8192, 8192, 8192)})
+    for (const GemmPlan& p : rank_plans(d, f, GemmConfig{})) EXPECT_FALSE(p.companion) << p.describe();
+}
+
 TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   const GemmDesc d = dense(1024, 1024, 1024);
   struct Case {

@@ -6,6 +6,10 @@
 
 #include "gemm_cases.hpp"
 #include "tilecast_test/cuda_check.hpp"
+#include "tilecast_test/device_matrix.hpp"
+#include "tilecast_test/fill.hpp"
+#include "tilecast_test/gtest_check.hpp"
+#include "tilecast_test/reference_gemm.hpp"
 
 namespace tilecast::test {
 namespace {
@@ -34,6 +38,43 @@ TEST_P(GemmCompanion, MatchesCublasTwiceInARow) {
   EXPECT_TRUE(run_gemm_case(GetParam(), stream_)) << "the second GEMM reuses the self-reset counters";
 }
 INSTANTIATE_TEST_SUITE_P(ClusterOf4, GemmCompanion, ::testing::ValuesIn(companion_cases()), case_name);
+
+// The companion grid runs programmatically behind the main one, and the stream's next kernel
+// waits only for the grid launched last: the companion must not complete before the main grid.
+// Here it has nothing to do (30 units of 2x2 tiles for the 30 clusters of 4 that claim first) and
+// the main grid runs 128 k-steps, so a companion that exited at once would let the next GEMM,
+// which reads the first one's output as its A, start on poison.
+TEST(GemmCompanionOrder, TheNextGemmOnTheStreamReadsTheWholeOutput) {
+  cudaStream_t stream;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    constexpr int64_t kM = 5 * 256, kN = 6 * 512, kK = 8192, kN2 = 512;
+    DeviceMatrix a = make_matrix(DType::kBF16, kM, kK), b = make_matrix(DType::kBF16, kN, kK);
+    DeviceMatrix d = make_matrix(DType::kBF16, kM, kN), b2 = make_matrix(DType::kBF16, kN2, kN);
+    DeviceMatrix d2 = make_matrix(DType::kBF16, kM, kN2);
+    DeviceMatrix ref = make_matrix(DType::kFP32, kM, kN), ref2 = make_matrix(DType::kFP32, kM, kN2);
+    fill_uniform(a.view, fresh_seed(), stream);
+    fill_uniform(b.view, fresh_seed(), stream);
+    fill_uniform(b2.view, fresh_seed(), stream, -0.05f, 0.05f);
+    GemmConfig first;
+    first.block_m = 128;
+    first.block_n = 256;
+    first.cluster_m = first.cluster_n = 2;
+    first.companion = 1;
+    for (int round = 0; round < 3; ++round) {
+      poison(d, stream);
+      poison(d2, stream);
+      gemm(a.view, b.view, d.view, stream, nullptr, first);
+      gemm(d.view, b2.view, d2.view, stream);
+      CublasLt lt;
+      reference_gemm(lt, a.view, b.view, ref.view, stream);
+      reference_gemm(lt, d.view, b2.view, ref2.view, stream);  // from the first GEMM's final output
+      EXPECT_TRUE(matches(d.view, ref.view, std::nullopt, stream)) << "round " << round;
+      EXPECT_TRUE(matches(d2.view, ref2.view, std::nullopt, stream)) << "round " << round << ": the second GEMM";
+    }
+  }
+  cudaStreamDestroy(stream);
+}
 
 // The configs tilecast-bench --suite mcast measures (tile, stages, every cluster, multicast off,
 // companion), so that its energy and counter rows come from kernels known to be right.

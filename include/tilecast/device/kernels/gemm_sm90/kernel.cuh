@@ -120,7 +120,13 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // (Measured on the H200: 1000^3 in clusters of 2 4.8% faster without it.) One call site for
   // every thread: a cluster barrier reached from two places is a divergent barrier to
   // compute-sanitizer's synccheck.
-  if constexpr (Cfg::kDynamicUnits) leave_cluster();
+  if constexpr (Cfg::kDynamicUnits) {
+    leave_cluster();
+    // A companion grid runs programmatically behind the main one (call.cpp) and must not complete
+    // before it: whatever follows on the stream may read the main grid's tiles. (In the main grid,
+    // launched without such a predecessor, this returns at once.)
+    ptx::griddepcontrol_wait();
+  }
   print_timeline();
 #else
   // Built for another target: wgmma, setmaxnreg and multicast exist only on sm_90a.
