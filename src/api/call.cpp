@@ -21,16 +21,24 @@
 #include "tilecast/diagnostics.hpp"
 
 namespace tilecast::api {
+
+jit::TmaL2Promotion operand_promotion(const plan::GemmDesc& desc, uint8_t row_alignment) {
+  const bool off_a_line = row_alignment < plan::kL2LineBytes || desc.problem.type == GemmType::kKGroupedContiguous;
+  return off_a_line ? jit::TmaL2Promotion::k128B : jit::TmaL2Promotion::k256B;
+}
+
 namespace {
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
-TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle swizzle) {
-  const jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
-                                       static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
-                                       static_cast<uint64_t>(v.batch_step()), 1, box.rows, box.cols, swizzle);
+TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle swizzle,
+                         jit::TmaL2Promotion promotion = jit::TmaL2Promotion::k256B) {
+  jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
+                                 static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
+                                 static_cast<uint64_t>(v.batch_step()), 1, box.rows, box.cols, swizzle);
+  t.l2_promotion = promotion;
   const CUtensorMap map = jit::make_tensor_map(t);
   static_assert(sizeof(map) == sizeof(TmaDescriptor));
   TmaDescriptor d;
@@ -92,9 +100,12 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // where that row is whole, or the box never stops at M, it is A's own descriptor.
   const uint32_t kernel_m = swap ? desc.problem.n : desc.problem.m;
   const TmaBox a_last_box = a_last_box_for(gemm->plan.main.kernel, g, kernel_m);
-  call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B);
-  call.a_last = a_last_box.rows == g.a_box.rows ? call.a : descriptor(swap ? b : a, a_last_box, jit::TmaSwizzle::k128B);
-  call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B);
+  const jit::TmaL2Promotion a_promotion = operand_promotion(desc, swap ? desc.b_row_alignment : desc.a_row_alignment);
+  const jit::TmaL2Promotion b_promotion = operand_promotion(desc, swap ? desc.a_row_alignment : desc.b_row_alignment);
+  call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B, a_promotion);
+  call.a_last = a_last_box.rows == g.a_box.rows ? call.a
+                                                : descriptor(swap ? b : a, a_last_box, jit::TmaSwizzle::k128B, a_promotion);
+  call.b = descriptor(swap ? a : b, g.b_box, jit::TmaSwizzle::k128B, b_promotion);
   if (swap || gemm->plan.k_splits > 1) {
     // Descriptors the kernel never reads: a split kernel has no C and no bias and its D is the
     // workspace (aim_at_workspace), or (summing in the GEMM) it reads and writes through pointers, as a swapped
