@@ -246,8 +246,9 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   // main launch on the same stream, programmatically: it becomes resident on the SMs the main grid
   // leaves idle once every main CTA has started (kernel.cuh says so at its start), and it waits for
   // the main grid before it exits, so what follows on the stream follows both. (It went on a side
-  // stream forked and joined with events before: 2.2-2.5 us more than the static launch on 512^3,
-  // 1000^3 and 128x7168x2048, where both run one round; bench/results/2026-12-02-h200-final-sweep.md.)
+  // stream forked and joined with events before, under a lock shared by every stream; either way
+  // a companion with nothing to do costs about 2.3 us, which the dynamic kernels take:
+  // bench/results/2026-12-03-h200-companion.md.)
   GemmParams main = call.params;
   uint32_t* counters = g.device->unit_counters(stream);
   main.unit_counter = counters;
