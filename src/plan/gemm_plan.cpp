@@ -206,7 +206,11 @@ constexpr double kSwappedStoreEfficiency = 0.25;
 // line) ran 128x176 tiles in clusters of 2x2 in 348-350 us without multicast, 281 and 262 us
 // multicasting one operand, 220 us both: the lines read over the time are 10.0-10.3 TB/s in all
 // four, the L2 rate of the aligned shapes; 4095x7167x4104 and 8191x8193x520 (also off a line)
-// ran 30-47% faster with multicast, aligned shapes within 2% of 1x1.
+// ran 30-47% faster with multicast, aligned shapes within 2% of 1x1. All of it with the operands'
+// 256-byte L2 promotion; with the 128 bytes they now ask for off a line (api::operand_promotion)
+// clusters of 2 run faster than this term says (4095x7167x4104: 128x256 in 2x1 322.9 us against
+// the 2x2 pick's 348.4; bench/results/2026-12-03-h200-companion.md, run G). Not recalibrated yet:
+// the cheaper term would also move 4097^3, to a plan not timed with the new promotion.
 double lines_per_box_row(uint8_t alignment) {
   const double aligned_share = std::min<double>(alignment, kL2LineBytes) / kL2LineBytes;
   return 2.0 - aligned_share;
