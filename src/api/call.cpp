@@ -22,9 +22,8 @@
 
 namespace tilecast::api {
 
-jit::TmaL2Promotion operand_promotion(const plan::GemmDesc& desc, uint8_t row_alignment) {
-  const bool off_a_line = row_alignment < plan::kL2LineBytes || desc.problem.type == GemmType::kKGroupedContiguous;
-  return off_a_line ? jit::TmaL2Promotion::k128B : jit::TmaL2Promotion::k256B;
+jit::TmaL2Promotion operand_promotion(uint8_t box_row_alignment) {
+  return box_row_alignment < plan::kL2LineBytes ? jit::TmaL2Promotion::k128B : jit::TmaL2Promotion::k256B;
 }
 
 namespace {
@@ -100,8 +99,8 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
   // where that row is whole, or the box never stops at M, it is A's own descriptor.
   const uint32_t kernel_m = swap ? desc.problem.n : desc.problem.m;
   const TmaBox a_last_box = a_last_box_for(gemm->plan.main.kernel, g, kernel_m);
-  const jit::TmaL2Promotion a_promotion = operand_promotion(desc, swap ? desc.b_row_alignment : desc.a_row_alignment);
-  const jit::TmaL2Promotion b_promotion = operand_promotion(desc, swap ? desc.a_row_alignment : desc.b_row_alignment);
+  const jit::TmaL2Promotion a_promotion = operand_promotion(plan::box_row_alignment(desc, true, swap));
+  const jit::TmaL2Promotion b_promotion = operand_promotion(plan::box_row_alignment(desc, false, swap));
   call.a = descriptor(swap ? b : a, g.a_box, jit::TmaSwizzle::k128B, a_promotion);
   call.a_last = a_last_box.rows == g.a_box.rows ? call.a
                                                 : descriptor(swap ? b : a, a_last_box, jit::TmaSwizzle::k128B, a_promotion);

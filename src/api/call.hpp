@@ -8,7 +8,6 @@
 #include "jit/tma.hpp"
 #include "tilecast/device/scheduler/problem.cuh"
 #include "tilecast/gemm.hpp"
-#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::api {
 
@@ -40,14 +39,14 @@ struct CallArgs {
 
 // How far L2 widens an operand load that misses (the TMA descriptor's L2 promotion): 256 bytes
 // (the line and its neighbour) where the box rows start on a line, 128 where they start off one
-// (rows whose addresses are not multiples of 128 bytes, `row_alignment` < 128, or k-grouped boxes,
-// which start at each group's first column). Off a line every box row already reads two lines and
-// L2's tag lookups bind, and the wider promotion cost time: A/B on the H200, alternating
-// processes, two rounds (bench/results/2026-12-03-h200-companion.md, run F): 1000^3 8.7% faster
-// with 128 bytes, 4104^3 in 192x176 tiles of 2x1 9%, the kgrouped suite 1.7-2.8%, 8191x8193x520
-// 1.6%, the other rows off a line within 0.3%. On a line the wider one stays: 128x7168x16384 and
-// 129x24577x1536, whose B streams from HBM, ran 5.0% and 2.2% slower with 128 bytes.
-jit::TmaL2Promotion operand_promotion(const plan::GemmDesc& desc, uint8_t row_alignment);
+// (`box_row_alignment` < 128: plan::box_row_alignment, which takes k-grouped boxes as off a line).
+// Off a line every box row already reads two lines and L2's tag lookups bind, and the wider
+// promotion cost time: A/B on the H200, alternating processes, two rounds
+// (bench/results/2026-12-03-h200-companion.md, run F): 1000^3 8.7% faster with 128 bytes, 4104^3
+// in 192x176 tiles of 2x1 9%, the kgrouped suite 1.7-2.8%, 8191x8193x520 1.6%, the other rows off
+// a line within 0.3%. On a line the wider one stays: 128x7168x16384 and 129x24577x1536, whose B
+// streams from HBM, ran 5.0% and 2.2% slower with 128 bytes.
+jit::TmaL2Promotion operand_promotion(uint8_t box_row_alignment);
 
 // Launches the call on `stream` (through the per-thread call cache).
 void run_call(const CallArgs& args, cudaStream_t stream);

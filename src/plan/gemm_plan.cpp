@@ -523,12 +523,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double step_bytes = (static_cast<double>(a_rows) + bn) * kGemmBlockK * 2;
   const double sm_ingress_bps = f.l2_tb_per_s * 1e12 / f.num_sms;
   c.ingress_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes / sm_ingress_bps * 1e6;
-  // Swapped operands: the kernel's A is the caller's B. K-grouped: each group's boxes start at
-  // its first column, which the sizes do not say; only where every group's K is a multiple of 64
-  // would they start on a line, so they are charged as rows that start 16 bytes in.
-  const uint8_t k_grouped_cap = d.problem.type == GemmType::kKGroupedContiguous ? kKGroupStartAlignment : kL2LineBytes;
-  const uint8_t a_align = std::min(swap ? d.b_row_alignment : d.a_row_alignment, k_grouped_cap);
-  const uint8_t b_align = std::min(swap ? d.a_row_alignment : d.b_row_alignment, k_grouped_cap);
+  const uint8_t a_align = box_row_alignment(d, true, swap);
+  const uint8_t b_align = box_row_alignment(d, false, swap);
   const double a_read = static_cast<double>(sim.stats.l2_a_bytes);
   c.l2_line_bytes = a_read * lines_per_box_row(a_align) +
                     (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align);
@@ -641,6 +637,11 @@ uint8_t row_alignment(uint64_t base, uint64_t row_stride_bytes, uint64_t batch_s
   for (uint64_t v : {base, row_stride_bytes, batch_stride_bytes})
     while (a > 1 && v % a != 0) a /= 2;
   return static_cast<uint8_t>(a);
+}
+
+uint8_t box_row_alignment(const GemmDesc& d, bool kernel_a, bool swap) {
+  const uint8_t rows = kernel_a != swap ? d.a_row_alignment : d.b_row_alignment;
+  return d.problem.type == GemmType::kKGroupedContiguous ? std::min(rows, kKGroupStartAlignment) : rows;
 }
 
 void assume_padded_rows(GemmDesc& d, uint32_t row_bytes) {

@@ -51,6 +51,13 @@ static_assert(std::has_unique_object_representations_v<GemmDesc>, "GemmDesc is c
 // whole lines). The API's calls set them from the caller's views instead.
 void assume_padded_rows(GemmDesc& d, uint32_t row_bytes = 16);
 
+// Where the box rows of the kernel's A (`kernel_a`) or B start, as row_alignment says: with
+// swapped operands the kernel's A is the caller's B. K-grouped boxes start at each group's first
+// column, which the sizes do not say; only where every group's K is a multiple of 64 would they
+// start on a line, so they are taken to start 16 bytes in. The cost model's L2 lines and the
+// operand descriptors' L2 promotion (api::operand_promotion) both read it.
+uint8_t box_row_alignment(const GemmDesc& d, bool kernel_a, bool swap);
+
 // A dense (batch 1) or batched problem: D[batch][m][n] = A[batch][m][k] * B[batch][n][k]^T (+ C),
 // with A and B stored as `layout` says. Sizes must fit 32 bits (the API validates them first).
 GemmDesc dense_desc(int64_t m, int64_t n, int64_t k, int64_t batch, DType out, bool has_c,
