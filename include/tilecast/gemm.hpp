@@ -75,7 +75,8 @@ struct GemmConfig {
   // Consumer warpgroups split the tile's columns, not its rows (GemmKernelSpec::split_columns):
   // tiles of 128, 192 or 256 rows whose half-width is a wgmma width and whose warpgroup holds at
   // most 144 accumulators (192x192, 256x128, 128x256, ...), dense and batched, unsplit and
-  // unswapped. 1: on (block_m, if given, 128, 192 or 256); -1 (the planner's choice) and 0: off.
+  // unswapped. 1: on (block_m, if given, 128, 192 or 256); 0: off; -1: the planner's choice,
+  // which weighs 192-row ones in clusters of 1 and 2 where rows start off an L2 line.
   int split_columns = -1;
 
   bool operator==(const GemmConfig&) const = default;

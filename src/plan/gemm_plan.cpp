@@ -207,13 +207,27 @@ constexpr double kSwappedStoreEfficiency = 0.25;
 // multicasting one operand, 220 us both: the lines read over the time are 10.0-10.3 TB/s in all
 // four, the L2 rate of the aligned shapes; 4095x7167x4104 and 8191x8193x520 (also off a line)
 // ran 30-47% faster with multicast, aligned shapes within 2% of 1x1. All of it with the operands'
-// 256-byte L2 promotion; with the 128 bytes they now ask for off a line (api::operand_promotion)
-// clusters of 2 run faster than this term says (4095x7167x4104: 128x256 in 2x1 322.9 us against
-// the 2x2 pick's 348.4; bench/results/2026-12-03-h200-companion.md, run G). Not recalibrated yet:
-// the cheaper term would also move 4097^3, to a plan not timed with the new promotion.
+// 256-byte L2 promotion (kPromoted128LineCost says what 128 bytes changed).
 double lines_per_box_row(uint8_t alignment) {
   const double aligned_share = std::min<double>(alignment, kL2LineBytes) / kL2LineBytes;
   return 2.0 - aligned_share;
+}
+
+// What a line of rows that start off a line costs L2 against the 10 TB/s above, in dense and
+// batched problems, now that such rows ask for 128-byte promotion (api::operand_promotion keys on
+// the same alignment). Measured on the H200 with it: the ten plans in clusters of 2 whose L2 term
+// binds on 4097^3 and 4095x7167x4104 ran in 0.80-0.95 of that term, median 0.84 (128x256 2x1 0.89
+// and 0.91, 128x176 and 128x192 2x1 and 1x2 0.80-0.84, 192x176 column-split 1x2 and 2x1 0.95;
+// bench/results/2026-12-03-h200-l2-lines.md, run A). Charged at the median. K-grouped rows (every
+// box 16 bytes into a line) ran as the full cost says with the same promotion: their four suite
+// rows, 128x256 in 2x1, in 0.97-1.08 of the estimate it gives (2026-12-03-h200-companion.md, run
+// G), so they keep it.
+// What makes the two differ is not measured apart.
+constexpr double kPromoted128LineCost = 0.84;
+
+double line_cost(uint8_t alignment, GemmType type) {
+  const bool measured = type == GemmType::kNormal || type == GemmType::kBatched;
+  return measured && alignment < kL2LineBytes ? kPromoted128LineCost : 1.0;
 }
 
 // Clusters of 4 in a line (4x1, 1x4) ran 8-11% slower than their terms say, 2x2 within 3%: 4x1
@@ -533,10 +547,13 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // multicast box is requested by one CTA and delivered to all, so this term falls with multicast
   // where ingress does not; with rows on a line it never exceeds ingress, with rows off one it
   // is up to 1.875 times the unicast ingress. Taken per SM, not over the whole grid: 4097^3 ran
-  // 128x256 in 2x1 (4.4 waves) in 255 us, as its busiest CTA's lines at that rate say (the
-  // whole grid's lines at 10 TB/s say 214).
+  // 128x256 in 2x1 (4.4 waves) in 255 us with 256-byte promotion, as its busiest CTA's lines at
+  // that rate say (the whole grid's lines at 10 TB/s say 214).
+  const double line_cost_bytes = a_read * lines_per_box_row(a_align) * line_cost(a_align, d.problem.type) +
+                                 (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align) *
+                                     line_cost(b_align, d.problem.type);
   const double line_bytes_per_k_step =
-      c.l2_line_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
+      line_cost_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
   c.l2_us = static_cast<double>(sim.stats.makespan_k_steps) * line_bytes_per_k_step / sm_ingress_bps * 1e6;
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
   const double operand_bps = hbm_bps * kOperandStreamHbmFraction;
@@ -599,6 +616,24 @@ bool weighs_block_m(const GemmDesc& d, uint32_t bm) {
   constexpr uint32_t kTwoWarpgroupRows = 2 * kWgmmaAtomRows;
   return (p.type == GemmType::kNormal || p.type == GemmType::kBatched) && p.m > kTwoWarpgroupRows &&
          p.m <= kThreeWarpgroupBlockM;
+}
+
+// Column-split tiles of 192 rows (two consumer warpgroups over half the columns each: cuBLAS's
+// tile on these shapes) are weighed by rule beside the others: unsplit and unswapped, in clusters
+// of at most kColumnSplitAutoMaxCluster, where an operand's rows start off a line. Measured on
+// the H200 (bench/results/2026-12-03-h200-l2-lines.md, run A): 4097^3 ran 192x176 in 1x2 in 203.2
+// us and in 2x1 208.8, against 218.7 for the best 128-row plan (128x176 2x2); in 2x2 they lost 13-17%
+// to their own cluster of 2 on 4097^3, 4095x7167x4104 and 8191x8193x520 (237.0 against 203.2 us on
+// 4097^3), where the terms put 2x2 first. Of 128 and 256 rows they lost 2-6% to the plain tile of
+// the same size (4095x7167x4104, 8191x8193x520). On rows on a line the terms also put 192-row
+// column-split tiles first on the large shapes (the ingress term binds 128x256 at 87% of the
+// tensor rate, which it beats), but they ran 12-13% slower than 128x256 (4096^3, 4096x4096x7168;
+// bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md, section 3).
+constexpr uint32_t kColumnSplitAutoBlockM = 192;
+constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
+
+bool rows_off_a_line(const GemmDesc& d) {
+  return box_row_alignment(d, true, false) < kL2LineBytes || box_row_alignment(d, false, false) < kL2LineBytes;
 }
 
 // Rows of a typical group: where they fit 64, a 128-row block only computes padding.
@@ -865,8 +900,25 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
             out.push_back(std::move(*plan));
         }
   };
+  // Auto also weighs 192-row column-split tiles by rule (kColumnSplitAutoBlockM says where).
+  const bool auto_column_split = arch.runs_kernels && o.split_columns == -1 && splittable && !swap &&
+                                 o.companion != 1 && (!o.block_m || o.block_m == kColumnSplitAutoBlockM) &&
+                                 rows_off_a_line(d);
+  GemmConfig column_split = o;
+  column_split.split_columns = 1;
+  const auto weigh_column_split = [&] {
+    std::string why;  // a column-split misfit says nothing about the caller's overrides
+    for (uint32_t bn : bns)
+      for (const ClusterShape& cs : clusters) {
+        if (cs.size() > kColumnSplitAutoMaxCluster || (!o.block_n && bn > (p.n + 15) / 16 * 16)) continue;
+        if (std::optional<GemmPlan> plan =
+                evaluate(d, played, f, column_split, kColumnSplitAutoBlockM, bn, cs, 1, false, sum, why))
+          out.push_back(std::move(*plan));
+      }
+  };
   for (uint32_t s : splits) {
     weigh(s, sum, clusters, misfit);
+    if (s == 1 && auto_column_split) weigh_column_split();
     if (auto_cluster_sum && std::ranges::find(kClusterReduceSplits, s) != std::end(kClusterReduceSplits)) {
       std::string cluster_misfit;  // not the unsplit kernel's: it says nothing about an override
       weigh(s, SliceSum::kCluster, {ClusterShape{1, 1}}, cluster_misfit);

@@ -80,8 +80,8 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
                       fields --config sets stay fixed) beside "auto", check each, and report
                       the heuristic's pick against the best measured; with --plan-only: list them
   --sweep-limit N     configs per problem, the model's cheapest first, the cheapest of each
-                      kind (tile height, swapped or not, how K slices are summed) always
-                      among them (default )" +
+                      kind (tile height, swapped or column-split or neither, how K slices
+                      are summed) always among them (default )" +
          std::to_string(kDefaultSweepLimit) + R"(; 0: all)
 
 timing

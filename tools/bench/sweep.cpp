@@ -46,6 +46,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   if (!p.schedule.multicast_b) c.multicast_b = 0;
   if (p.companion) c.companion = 1;
   c.swap_ab = k.swap_ab ? 1 : 0;  // explicit: the auto rule could swap an unswapped tile's problem
+  c.split_columns = k.split_columns ? 1 : 0;  // explicit: auto weighs both kinds of some tiles
   // Explicit both ways: the slices summed across a cluster, or by the reduce kernel.
   if (p.k_splits > 1) c.cluster_reduce = k.k_cluster > 1 ? 1 : 0;
   return c;
@@ -54,16 +55,16 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
 // How a plan's K slices are summed.
 enum class SliceSum { kUnsplit, kReduceKernel, kInGemm, kAcrossCluster };
 
-// What kind of plan a config is: its tile height (block_m), whether its operands are swapped, and
-// how its K slices are summed.
-using PlanKind = std::tuple<uint32_t, bool, SliceSum>;
+// What kind of plan a config is: its tile height (block_m), whether its operands are swapped or
+// its columns split between the consumer warpgroups, and how its K slices are summed.
+using PlanKind = std::tuple<uint32_t, bool, bool, SliceSum>;
 PlanKind kind_of(const plan::GemmPlan& p) {
   const GemmKernelSpec& k = p.main.kernel;
   SliceSum sum = SliceSum::kReduceKernel;
   if (p.k_splits == 1) sum = SliceSum::kUnsplit;
   else if (k.k_cluster > 1) sum = SliceSum::kAcrossCluster;
   else if (k.fused_reduce) sum = SliceSum::kInGemm;
-  return {k.block_m, k.swap_ab, sum};
+  return {k.block_m, k.swap_ab, k.split_columns, sum};
 }
 
 // A kind whose cheapest config the model puts more than this many times above the cheapest of
@@ -104,7 +105,8 @@ std::string plan_key(const plan::GemmPlan& p) {
     << k.cluster.n << " mc" << (p.schedule.multicast_a && k.cluster.n > 1 ? "A" : "-")
     << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
     << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
-    << p.sm_budget << (k.swap_ab ? " swap-AB" : "") << (k.k_cluster > 1 ? " in-cluster" : "");
+    << p.sm_budget << (k.swap_ab ? " swap-AB" : "") << (k.k_cluster > 1 ? " in-cluster" : "")
+    << (k.split_columns ? " split-columns" : "");
   if (p.companion)
     s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
       << ")";

@@ -276,11 +276,36 @@ TEST(GemmSpec, ColumnSplitTilesTakeEveryRowAndHalfTheColumns) {
   EXPECT_EQ(gemm_spec_error(nn), nullptr) << "128 columns a warpgroup are";
 }
 
-TEST(GemmPlanner, ColumnSplitTilesOnlyWhenAskedFor) {
+TEST(GemmPlanner, ColumnSplitTilesOfARuleOrWhenAskedFor) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
   GemmDesc d = dense(4104, 4104, 4104);
-  assume_padded_rows(d);
-  for (const GemmPlan& p : rank_plans(d, h200)) EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
+  assume_padded_rows(d);  // rows of 8208 bytes: seven in eight start off a line
+  // Auto weighs column-split tiles of 192 rows in clusters of 1 and 2 where rows start off a line
+  // (measured: 192x176 in 1x2 and 2x1 ran 4097^3 5-7% faster than any 128-row plan, in 2x2 8% slower).
+  const std::vector<GemmPlan> ranked = rank_plans(d, h200);
+  size_t column_split = 0;
+  for (const GemmPlan& p : ranked) {
+    if (!p.main.kernel.split_columns) continue;
+    ++column_split;
+    EXPECT_EQ(p.main.kernel.block_m, 192u) << p.describe();
+    EXPECT_LE(p.main.kernel.cluster.size(), 2u) << p.describe();
+    EXPECT_EQ(p.k_splits, 1u) << p.describe();
+    EXPECT_FALSE(p.main.kernel.swap_ab) << p.describe();
+  }
+  EXPECT_GT(column_split, 0u);
+  EXPECT_TRUE(ranked.front().main.kernel.split_columns) << ranked.front().describe();
+  EXPECT_EQ(ranked.front().main.kernel.block_n, 176u) << ranked.front().describe();
+  GemmConfig off;
+  off.split_columns = 0;
+  for (const GemmPlan& p : rank_plans(d, h200, off)) EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
+  off.split_columns = -1;
+  off.cluster_m = off.cluster_n = 2;
+  for (const GemmPlan& p : rank_plans(d, h200, off)) EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
+  // On a line they ran 12-13% slower than 128x256 (4096^3, 4096x4096x7168): not weighed there.
+  for (const GemmPlan& p : rank_plans(dense(4096, 4096, 4096), h200))
+    EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
+  for (const GemmPlan& p : rank_plans(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200))
+    EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
   GemmConfig o;
   o.split_columns = 1;
   const std::vector<GemmPlan> split = rank_plans(d, h200, o);
@@ -414,18 +439,39 @@ TEST(GemmPlanner, RowsOffALineCostTwoLinesAndAreMulticast) {
     EXPECT_GT(one.cost.total_us, p.cost.total_us * 1.2) << "L2 lookups bind without multicast";
     EXPECT_NEAR(one.cost.total_us, one.cost.l2_us, 0.01 * one.cost.l2_us) << "HBM adds under 1%";
   }
-  // 4097^3: the measured best, 128x176 in 2x2 (222.8 us; 128x256 in 2x1, which the grid-wide line
-  // count put first, 255 us); 4095x7167x4104: no cluster of 4 in a line (4x1 354 us, 2x1 339).
+  {
+    // Rows off a line ask for 128-byte promotion, under which a dense row's lines cost 0.84 of the
+    // 256-byte calibration's (kPromoted128LineCost), a k-grouped row's the full cost. Whole tiles,
+    // so that the busiest CTA's lines per k-step are its ingress's 1.875 times that.
+    GemmConfig unicast;
+    unicast.block_m = 128;
+    unicast.block_n = 256;
+    unicast.cluster_m = unicast.cluster_n = 1;
+    GemmDesc d = dense(4096, 4096, 4096 + 64);
+    d.a_row_alignment = d.b_row_alignment = 16;
+    const GemmPlan p = plan_gemm(d, DeviceFacts::h200_model(), unicast);
+    EXPECT_NEAR(p.cost.l2_us / p.cost.ingress_us, 1.875 * 0.84, 0.01) << p.describe();
+    const GemmPlan kg = plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), DeviceFacts::h200_model(),
+                                  unicast);
+    EXPECT_NEAR(kg.cost.l2_us / kg.cost.ingress_us, 1.875, 0.01) << kg.describe();
+  }
+  // With 128-byte promotion off a line, the measured bests: 4097^3 192x176 column-split in a
+  // cluster of 2 (201.6-203.2 us against 218.7 for 128x176 in 2x2, the pick before); 4095x7167x4104
+  // 128x256 in 2x1 (321.2-324.3 against 349.8 in 2x2; clusters of 4 in a line 354).
   {
     GemmDesc d = dense(4097, 4097, 4097);
     assume_padded_rows(d);
     const GemmPlan p = plan_gemm(d, DeviceFacts::h200_model());
+    EXPECT_EQ(p.main.kernel.block_m, 192u) << p.describe();
     EXPECT_EQ(p.main.kernel.block_n, 176u) << p.describe();
-    EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{2, 2})) << p.describe();
+    EXPECT_TRUE(p.main.kernel.split_columns) << p.describe();
+    EXPECT_EQ(p.main.kernel.cluster.size(), 2u) << p.describe();
     GemmDesc e = dense(4095, 7167, 4104);
     assume_padded_rows(e);
-    const ClusterShape c = plan_gemm(e, DeviceFacts::h200_model()).main.kernel.cluster;
-    EXPECT_FALSE(c == (ClusterShape{4, 1}) || c == (ClusterShape{1, 4}));
+    const GemmPlan q = plan_gemm(e, DeviceFacts::h200_model());
+    EXPECT_EQ(q.main.kernel.block_m, 128u) << q.describe();
+    EXPECT_EQ(q.main.kernel.block_n, 256u) << q.describe();
+    EXPECT_EQ(q.main.kernel.cluster, (ClusterShape{2, 1})) << q.describe();
   }
   // The same sizes with rows padded to whole lines: no lookup penalty, no cluster needed.
   const GemmPlan aligned = plan_gemm(dense(4097, 4097, 4097), DeviceFacts::h200_model());
