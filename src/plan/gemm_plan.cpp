@@ -38,7 +38,9 @@ namespace {
 // along M on every shape measured on the H200 at equal or fewer waves (4096x576x7168 10%, 8192^3
 // 3%, 4096x2112x7168 3%, 4097^3 with 176-wide tiles 17%); the terms here do not say why, so they
 // are charged 5%. (The 4097^3 rows among them start off a line, which the L2 line term below now
-// charges as well.)
+// charges as well.) Not column-split tiles: 192x176 and 192x192 ran 0.3-2.9% faster in 1x2 than
+// in 2x1 on all four shapes and six pairs timed (4097^3, 4104^3, 3000^3, 8200^3;
+// bench/results/2026-12-03-h200-l2-lines.md, runs A and B).
 constexpr double kAlongNSlowdown = 1.05;
 // Plans within this fraction of the cheapest count as ties: the model's terms met the sweep's
 // measured times within about 5% (clusters of 4 on 4095x7167x4104 5% slower than their ingress
@@ -527,7 +529,7 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   CostEstimate& c = plan.cost;
   const double k_step_s = k_step_seconds(k, f);
   c.mma_us = static_cast<double>(sim.stats.makespan_k_steps) * k_step_s * 1e6;
-  if (cs.n > cs.m) c.mma_us *= kAlongNSlowdown;
+  if (cs.n > cs.m && !k.split_columns) c.mma_us *= kAlongNSlowdown;
   c.l2_to_sm_bytes = sim.stats.l2_to_sm_bytes;
   c.l2_to_sm_bytes_unicast = sim.stats.l2_to_sm_bytes_unicast;
   // The busiest CTA's k-step: where A's box stops at M (a_box_stops_at_m) a problem of fewer rows
