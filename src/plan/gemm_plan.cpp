@@ -223,8 +223,7 @@ double lines_per_box_row(uint8_t alignment) {
 // bench/results/2026-12-03-h200-l2-lines.md, run A). Charged at the median. K-grouped rows (every
 // box 16 bytes into a line) ran as the full cost says with the same promotion: their four suite
 // rows, 128x256 in 2x1, in 0.97-1.08 of the estimate it gives (2026-12-03-h200-companion.md, run
-// G), so they keep it.
-// What makes the two differ is not measured apart.
+// G), so they keep it. What makes the two differ is not measured apart.
 constexpr double kPromoted128LineCost = 0.84;
 
 double line_cost(uint8_t alignment, GemmType type) {
@@ -630,7 +629,10 @@ bool weighs_block_m(const GemmDesc& d, uint32_t bm) {
 // the same size (4095x7167x4104, 8191x8193x520). On rows on a line the terms also put 192-row
 // column-split tiles first on the large shapes (the ingress term binds 128x256 at 87% of the
 // tensor rate, which it beats), but they ran 12-13% slower than 128x256 (4096^3, 4096x4096x7168;
-// bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md, section 3).
+// bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md, section 3). The rule then held on
+// off-line shapes it was not fitted on (4104^3, 3000^3, 8200^3, 2049x6000x3000: pick within 2.6%
+// of the best timed; run B) and with C, FP32 output and batches (192x176 7-9% ahead of the best
+// 128-row plan; run C).
 constexpr uint32_t kColumnSplitAutoBlockM = 192;
 constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
 

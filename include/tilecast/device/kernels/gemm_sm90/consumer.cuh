@@ -75,11 +75,23 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
       for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) ptx::fence_register(acc[a][i]);
     ptx::wgmma_fence();
     constexpr OperandTile kA = Cfg::kATile, kB = Cfg::kBTile;
-    const uint32_t b_lo = sw128_desc_lo(smem.b[state.stage] + kB.mn_offset(Cfg::warpgroup_col(warpgroup)), kB);
+    // Column-split kernels build the descriptors on the uniform datapath, where wgmma reads them:
+    // broadcast from lane 0, the stage and the warpgroup are values ptxas knows to be the same on
+    // every lane (it does not see that of a counter that follows the ring's waits, nor of
+    // threadIdx.x / 128). Otherwise it builds them in vector registers and moves them over before
+    // every wgmma: 41 moves among the 12 wgmma of a 192x176 column-split k-step, none this way.
+    // Measured on the H200 (four rounds in alternating processes): the column-split rows
+    // 0.9-1.0% faster (4097^3, 4104^3, 3000^3), the others within noise (8192^3, 4096^3, 1000^3
+    // +-1%, 512^3 -0.6%; bench/results/2026-12-03-h200-l2-lines.md, runs D and E); applied to
+    // every kernel it cost one (192x192, three warpgroups, FP32 C and a bias) 8 bytes of spill.
+    // So column-split kernels only: the others compile as before.
+    const uint32_t stage = Cfg::kSplitColumns ? __shfl_sync(0xffffffffu, state.stage, 0) : state.stage;
+    const uint32_t uniform_warpgroup = Cfg::kSplitColumns ? __shfl_sync(0xffffffffu, warpgroup, 0) : warpgroup;
+    const uint32_t b_lo = sw128_desc_lo(smem.b[stage] + kB.mn_offset(Cfg::warpgroup_col(uniform_warpgroup)), kB);
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a) {
       const uint32_t a_lo =
-          sw128_desc_lo(smem.a[state.stage] + kA.mn_offset(Cfg::warpgroup_row(warpgroup) + a * kWgmmaAtomRows), kA);
+          sw128_desc_lo(smem.a[stage] + kA.mn_offset(Cfg::warpgroup_row(uniform_warpgroup) + a * kWgmmaAtomRows), kA);
 #pragma unroll
       for (uint32_t k16 = 0; k16 < Cfg::kBlockK / kWgmmaK; ++k16)
         Mma::template mma<kA.mn_major, kB.mn_major>(acc[a], sw128_desc(a_lo + k16 * desc_step_k16(kA), kA),
