@@ -1,6 +1,6 @@
 // The L2 prefetch of a one-wave problem's first stage (first_stage_prefetch.cuh): the boxes the
-// CTAs prefetch, together, are exactly the boxes the scheduler's tiles load in their first k-step,
-// each prefetched once; larger problems prefetch nothing.
+// CTAs prefetch, together, are exactly the boxes the scheduler's units (tiles, or with split-K
+// their slices) load in their first k-step, each prefetched once; larger problems prefetch nothing.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -22,9 +22,11 @@ struct Case {
   uint32_t block_m, block_n;
   ClusterShape cluster;
   bool a_mn_major, b_mn_major;
+  uint32_t splits = 1;  // split-K slices
 
   std::string describe() const {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " groups " + std::to_string(groups) +
+           " splits " + std::to_string(splits) +
            " block " + std::to_string(block_m) + "x" + std::to_string(block_n) +
            " cluster " + std::to_string(cluster.m) + "x" + std::to_string(cluster.n) + (a_mn_major ? " A mn" : "") +
            (b_mn_major ? " B mn" : "");
@@ -52,13 +54,14 @@ GemmProblem problem_of(const Case& c) {
   GemmProblem p = dense(c.m, c.n, c.k);
   p.type = c.type;
   p.num_groups = c.groups;
+  p.k_splits = c.splits;
   return p;
 }
 
 FirstStagePrefetch plan_of(const Case& c, uint32_t ctas) {
   const uint32_t groups = c.type == GemmType::kBatched ? c.groups : 1;
   return FirstStagePrefetch::plan(ceil_div(c.m, c.block_m), ceil_div(c.n, c.block_n), groups,
-                                  a_per_group(c.type) ? groups : 1, b_per_group(c.type) ? groups : 1, ctas);
+                                  a_per_group(c.type) ? groups : 1, b_per_group(c.type) ? groups : 1, ctas, c.splits);
 }
 
 // The boxes every CTA of a grid of `ctas` prefetches, each counted as often as it is prefetched.
@@ -73,6 +76,11 @@ std::map<Box, int> prefetched(const Case& c, uint32_t ctas) {
       w.row = t.block * c.block_m;
       w.col = t.block * c.block_n;
       w.group = t.group;
+      if (c.splits > 1) {  // as prefetch_first_stage (producer.cuh) places a slice
+        const KSlice slice = split_k_slice(c.k, c.splits, kBlockK, t.slice);
+        if (slice.size == 0) continue;
+        w.k_begin = slice.begin;
+      }
       add_first_k_step<kType>(boxes, w, t.is_a, c);
     }
   return boxes;
@@ -98,7 +106,7 @@ std::map<Box, int> first_stage(const Case& c) {
 
 template <GemmType kType>
 void check(const Case& c) {
-  const uint32_t tiles = ceil_div(c.m, c.block_m) * ceil_div(c.n, c.block_n) * c.groups;
+  const uint32_t tiles = ceil_div(c.m, c.block_m) * ceil_div(c.n, c.block_n) * c.groups * c.splits;
   const uint32_t cluster = c.cluster.size();
   // The smallest grid of one wave (whole clusters), and the H200's 132 SMs where that is larger.
   for (uint32_t ctas : {ceil_div(tiles, cluster) * cluster, std::max(132u, ceil_div(tiles, cluster) * cluster)}) {
@@ -106,7 +114,7 @@ void check(const Case& c) {
     ASSERT_FALSE(want.empty()) << c.describe();
     EXPECT_EQ(got, want) << c.describe() << ", " << ctas << " CTAs: every first-stage box prefetched exactly once";
   }
-  // One tile more than the grid holds: a later wave's first stage would wait in L2 for a wave.
+  // One unit more than the grid holds: a later wave's first stage would wait in L2 for a wave.
   EXPECT_EQ(plan_of(c, tiles - 1).tiles, 0u) << c.describe();
 }
 
@@ -139,6 +147,24 @@ TEST(FirstStagePrefetch, CoversEveryBatchedTilesFirstStageOnce) {
           ++cases;
         }
   EXPECT_GT(cases, 30);
+}
+
+TEST(FirstStagePrefetch, CoversEverySplitSlicesFirstStageOnce) {
+  // Split-K kernels (cluster 1x1: the planner's split plans), slices summed by the reduce kernel or
+  // across a cluster alike: every slice's first k-step, empty trailing slices none.
+  int cases = 0;
+  for (const std::array<uint32_t, 2> block : {std::array<uint32_t, 2>{128, 96}, {64, 96}, {128, 64}, {128, 192}})
+    for (const std::array<uint32_t, 3> mnk : {std::array<uint32_t, 3>{255, 576, 7168}, {128, 2112, 7168},
+                                              {8, 4096, 4096}, {130, 200, 300}})
+      for (const uint32_t splits : {2u, 3u, 4u, 8u, 16u})
+        for (const bool mn_major : {false, true}) {
+          const Case split{GemmType::kNormal, mnk[0], mnk[1], mnk[2], 1, block[0], block[1], ClusterShape{1, 1},
+                           mn_major, !mn_major, splits};
+          if (ceil_div(split.m, split.block_m) * ceil_div(split.n, split.block_n) * splits > 132) continue;
+          check<GemmType::kNormal>(split);
+          ++cases;
+        }
+  EXPECT_GT(cases, 40);
 }
 
 }  // namespace

@@ -72,27 +72,33 @@ TC_DEVICE TC_FORCEINLINE bool takes_last_a_box(uint32_t m, uint32_t row) {
   return a_box_stops_at_m(Cfg::kSpec) && m - row < Cfg::kBlockM;
 }
 
-// This CTA's share of the first stage of a one-wave problem's tiles, prefetched into L2
-// (first_stage_prefetch.cuh); nothing in grouped and split-K kernels. A companion launch
+// This CTA's share of the first stage of a one-wave problem's tiles (split-K: of every tile's
+// slices), prefetched into L2 (first_stage_prefetch.cuh); nothing in grouped kernels. A companion launch
 // judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
 // costs an L2 hit each.
 template <typename Cfg>
 TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last,
                                     const TmaDescriptor& tma_b, const GemmParams& params) {
   constexpr bool kDenseOrBatched = Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched;
-  if constexpr (!kDenseOrBatched || Cfg::kSplitK) return;
+  if constexpr (!kDenseOrBatched) return;
   const GemmProblem p = kernel_problem<Cfg>(params);
   const uint32_t groups = Cfg::kGemmType == GemmType::kBatched ? p.num_groups : 1u;
   const uint32_t a_groups = a_per_group(Cfg::kGemmType) ? groups : 1u;
   const uint32_t b_groups = b_per_group(Cfg::kGemmType) ? groups : 1u;
+  const uint32_t slices = Cfg::kSplitK ? p.k_splits : 1u;
   const FirstStagePrefetch plan = FirstStagePrefetch::plan(ceil_div(p.m, Cfg::kBlockM), ceil_div(p.n, Cfg::kBlockN),
-                                                           groups, a_groups, b_groups, gridDim.x);
+                                                           groups, a_groups, b_groups, gridDim.x, slices);
   for (uint32_t i = blockIdx.x; i < plan.tiles; i += gridDim.x) {
     const PrefetchTile t = plan.tile(i);
-    TileWork w;  // the coordinates' view of the tile: only its origin and group (K starts at 0)
+    TileWork w;  // the coordinates' view of the tile: its origin, group and first K column
     w.row = t.block * Cfg::kBlockM;
     w.col = t.block * Cfg::kBlockN;
     w.group = t.group;
+    if (slices > 1) {
+      const KSlice slice = split_k_slice(p.k, p.k_splits, Cfg::kBlockK, t.slice);
+      if (slice.size == 0) continue;  // an empty trailing slice reads nothing
+      w.k_begin = slice.begin;
+    }
     int32_t c[3];
     if (t.is_a) {
       const TmaDescriptor* a = takes_last_a_box<Cfg>(p.m, w.row) ? &tma_a_last : &tma_a;
