@@ -13,10 +13,10 @@
 // with the first in HBM's queues.
 //
 // A split-K kernel's units are a tile's K slices, and each slice's first k-step is a first stage:
-// in one wave, every slice's is prefetched. Measured on the H200 (bench/results/2026-12-03-h200-l2-lines.md,
-// run H, four rounds in alternating processes): the split-K rows 3-6% faster (255x576x7168 15.9
-// -> 15.3 us, 128x2112x7168 22.7 -> 22.0, 64x576x7168 11.7 -> 11.0; 128x7168x16384, with 256
-// k-steps a slice, 0.9%).
+// in one wave, every slice's is prefetched. Measured on the H200 (run H of
+// bench/results/2026-12-03-h200-l2-lines.md, four rounds in alternating processes): the split-K
+// rows 3-6% faster (255x576x7168 15.9 -> 15.3 us, 128x2112x7168 22.7 -> 22.0, 64x576x7168 11.7 ->
+// 11.0; 128x7168x16384, with 128 k-steps a slice, 0.9%).
 //
 // A problem of more than one wave prefetches nothing: a later tile's first stage would be fetched
 // a whole wave before it is read.

@@ -73,9 +73,9 @@ TC_DEVICE TC_FORCEINLINE bool takes_last_a_box(uint32_t m, uint32_t row) {
 }
 
 // This CTA's share of the first stage of a one-wave problem's tiles (split-K: of every tile's
-// slices), prefetched into L2 (first_stage_prefetch.cuh); nothing in grouped kernels. A companion launch
-// judges the wave by its own grid: with the main launch's it may prefetch some boxes twice, which
-// costs an L2 hit each.
+// slices), prefetched into L2 (first_stage_prefetch.cuh); nothing in grouped kernels. A companion
+// launch judges the wave by its own grid: with the main launch's it may prefetch some boxes twice,
+// which costs an L2 hit each.
 template <typename Cfg>
 TC_DEVICE void prefetch_first_stage(const TmaDescriptor& tma_a, const TmaDescriptor& tma_a_last,
                                     const TmaDescriptor& tma_b, const GemmParams& params) {
