@@ -623,9 +623,9 @@ bool weighs_block_m(const GemmDesc& d, uint32_t bm) {
 // tile on these shapes) are weighed by rule beside the others: unsplit and unswapped, in clusters
 // of at most kColumnSplitAutoMaxCluster, where an operand's rows start off a line. Measured on
 // the H200 (bench/results/2026-12-03-h200-l2-lines.md, run A): 4097^3 ran 192x176 in 1x2 in 203.2
-// us and in 2x1 208.8, against 218.7 for the best 128-row plan (128x176 2x2); in 2x2 they lost 13-17%
-// to their own cluster of 2 on 4097^3, 4095x7167x4104 and 8191x8193x520 (237.0 against 203.2 us on
-// 4097^3), where the terms put 2x2 first. Of 128 and 256 rows they lost 2-6% to the plain tile of
+// us and in 2x1 208.8, against 218.7 for the best 128-row plan (128x176 2x2); in 2x2 they lost
+// 13-17% to the best column-split plan in a cluster of 2 on 4097^3, 4095x7167x4104 and
+// 8191x8193x520 (237.0 against 203.2 us on 4097^3), where the terms put 2x2 first. Of 128 and 256 rows they lost 2-6% to the plain tile of
 // the same size (4095x7167x4104, 8191x8193x520). On rows on a line the terms also put 192-row
 // column-split tiles first on the large shapes (the ingress term binds 128x256 at 87% of the
 // tensor rate, which it beats), but they ran 12-13% slower than 128x256 (4096^3, 4096x4096x7168;
