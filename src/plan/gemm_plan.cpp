@@ -541,8 +541,9 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const uint8_t a_align = box_row_alignment(d, true, swap);
   const uint8_t b_align = box_row_alignment(d, false, swap);
   const double a_read = static_cast<double>(sim.stats.l2_a_bytes);
-  c.l2_line_bytes = a_read * lines_per_box_row(a_align) +
-                    (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align);
+  const double a_line_bytes = a_read * lines_per_box_row(a_align);
+  const double b_line_bytes = (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align);
+  c.l2_line_bytes = a_line_bytes + b_line_bytes;
   // L2 lookups per SM: the busiest CTA's own requests, in lines (its share of every k-step's reads,
   // each multicast once, times its k-steps), at the same share of 10 TB/s as its ingress. A
   // multicast box is requested by one CTA and delivered to all, so this term falls with multicast
@@ -550,9 +551,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // is up to 1.875 times the unicast ingress. Taken per SM, not over the whole grid: 4097^3 ran
   // 128x256 in 2x1 (4.4 waves) in 255 us with 256-byte promotion, as its busiest CTA's lines at
   // that rate say (the whole grid's lines at 10 TB/s say 214).
-  const double line_cost_bytes = a_read * lines_per_box_row(a_align) * line_cost(a_align, d.problem.type) +
-                                 (static_cast<double>(c.l2_to_sm_bytes) - a_read) * lines_per_box_row(b_align) *
-                                     line_cost(b_align, d.problem.type);
+  const double line_cost_bytes =
+      a_line_bytes * line_cost(a_align, d.problem.type) + b_line_bytes * line_cost(b_align, d.problem.type);
   const double line_bytes_per_k_step =
       line_cost_bytes / std::max<double>(1.0, static_cast<double>(sim.stats.tile_k_steps));
   c.l2_us = static_cast<double>(sim.stats.makespan_k_steps) * line_bytes_per_k_step / sm_ingress_bps * 1e6;
@@ -881,12 +881,15 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
                                 splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
   // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the last misfit
   // could not run goes into `why`.
+  // No unswapped tile wider than the problem, unless asked for (the narrowest is always weighed).
+  const auto wider_than_problem = [&](uint32_t bn) {
+    return !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front();
+  };
   const auto weigh = [&](uint32_t s, SliceSum how, const std::vector<ClusterShape>& shapes, std::string& why) {
     for (uint32_t bm : swap ? swap_bms : bms)
       for (uint32_t bn : swap ? swap_bns : bns)
         for (const ClusterShape& cs : shapes) {
-          if (!swap && !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front())
-            continue;  // no tile wider than the problem
+          if (!swap && wider_than_problem(bn)) continue;
           // K-grouped plans take no cluster of 4 unless the caller asks for one: on all four shapes
           // of the kgrouped suite 4x1 and 2x2 ran 5-20% slower than 2x1 (1905.6 and 2039.5 against
           // 1802.8 us on kg4 4096x7168 k16864; bench/results/2026-12-01-h200-grouped.md, cluster
@@ -914,7 +917,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     std::string why;  // a column-split misfit says nothing about the caller's overrides
     for (uint32_t bn : bns)
       for (const ClusterShape& cs : clusters) {
-        if (cs.size() > kColumnSplitAutoMaxCluster || (!o.block_n && bn > (p.n + 15) / 16 * 16)) continue;
+        if (cs.size() > kColumnSplitAutoMaxCluster || wider_than_problem(bn)) continue;
         if (std::optional<GemmPlan> plan =
                 evaluate(d, played, f, column_split, kColumnSplitAutoBlockM, bn, cs, 1, false, sum, why))
           out.push_back(std::move(*plan));
