@@ -7,6 +7,7 @@
 #include "api/call.hpp"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -216,9 +217,22 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
   call.reduce.workspace = static_cast<const float*>(v.data);
 }
 
+// Whether GEMM kernels launch programmatically behind the stream's previous kernel (programmatic
+// dependent launch): their CTAs become resident and set up while that kernel finishes, and wait
+// (griddepcontrol.wait, kernel.cuh) before touching global memory. TILECAST_PDL=0 turns it off;
+// read once per process.
+bool programmatic_launch() {
+  static const bool on = [] {
+    const char* v = std::getenv("TILECAST_PDL");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
 jit::LaunchConfig launch_config(const PreparedGemm& g, const plan::KernelLaunch& l, cudaStream_t stream) {
   const uint32_t cs = l.kernel.cluster.size() * l.kernel.k_cluster;  // a k_cluster launch's clusters are its slices
-  return {dim3(l.clusters * cs), dim3(g.geometry.threads), dim3(cs), g.geometry.smem.launch_bytes, stream};
+  return {dim3(l.clusters * cs), dim3(g.geometry.threads), dim3(cs), g.geometry.smem.launch_bytes, stream,
+          programmatic_launch()};
 }
 
 void launch(const PreparedCall& call, cudaStream_t stream) {

@@ -145,7 +145,8 @@ struct Runner {
         // The host suite times the enqueue of a call instead of the GPU's work (suites.hpp).
         const std::vector<TimingStats> t =
             p.host_time ? time_host_enqueue(timed, stream, kHostRounds, kHostCalls)
-                        : time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe, o.balanced_order);
+                        : time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe, o.balanced_order,
+                                           o.calls_per_run);
         // Without a reference no baseline was timed: t holds the configs' times only.
         const std::vector<TimingStats> baseline_times(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(num_baselines));
         for (const BaselineBest& b : fastest_per_group(cublas->variants(), baseline_times)) {

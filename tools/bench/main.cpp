@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   info.balanced_order = o.balanced_order;
   info.iters = o.iters;
   info.flush_bytes = o.flush_bytes;
+  info.calls_per_run = o.calls_per_run;
   info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();
 
   std::printf("tilecast-bench: %s\n", info.machine.one_line().c_str());

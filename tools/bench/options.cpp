@@ -94,6 +94,10 @@ timing
                       lost 2-6% to its own forced twin on small rows (2026-12-01-h200-order.md)
   --fixed-order       the same order every round (cuBLAS variants, auto, the rest), as before
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
+  --calls-per-run K   each timed run enqueues K back-to-back calls of the same function (no flush
+                      between them) and counts the time per call (default 1). What a chain of
+                      calls costs, launch gaps included; the calls after a run's first find what
+                      of their operands fits in L2 there
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
   --energy-s X        --suite mcast: seconds of back-to-back calls per config for NVML's energy
@@ -168,6 +172,8 @@ Options parse_options(int argc, char** argv) {
       o.balanced_order = false;
     } else if (a == "--flush-mb") {
       o.flush_bytes = static_cast<size_t>(to_int(a, next(), 0, 1 << 16)) << 20;
+    } else if (a == "--calls-per-run") {
+      o.calls_per_run = static_cast<int>(to_int(a, next(), 1, 10000));
     } else if (a == "--peak-tflops") {
       o.peak_tflops = to_double(a, next());
     } else if (a == "--peak-tbps") {

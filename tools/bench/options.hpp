@@ -27,6 +27,7 @@ struct Options {
   int warmup = 10, iters = 50;
   bool balanced_order = true;  // the timed rounds in a Williams design (interleave.hpp); --fixed-order: not
   size_t flush_bytes = size_t{256} << 20;
+  int calls_per_run = 1;  // --calls-per-run: back-to-back calls between a timed run's events
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;
   double energy_s = 2.0;  // --suite mcast: seconds of the sustained loop per config (0: none)

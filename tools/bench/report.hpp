@@ -61,6 +61,7 @@ struct RunInfo {
   int warmup = 0, iters = 0;
   bool balanced_order = true;  // the timed rounds in a Williams design (the default; --fixed-order: not)
   size_t flush_bytes = 0;
+  int calls_per_run = 1;
   bool gpu_mode = false;
   std::string note;  // e.g. "no GPU found: printed plans only"
   uint64_t seed_base = 0;

@@ -62,15 +62,19 @@ void L2Flusher::flush(cudaStream_t stream) const {
 
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced) {
+                                          bool balanced, int calls_per_run) {
   const size_t n = fns.size();
   std::vector<TimingStats> out(n);
   if (n == 0) return out;
   if (iters < 1) iters = 1;
+  if (calls_per_run < 1) calls_per_run = 1;
+  const auto run = [&](const Enqueue& fn) {
+    for (int c = 0; c < calls_per_run; ++c) fn(stream);
+  };
   for (int i = 0; i < warmup; ++i)
     for (const Enqueue& fn : fns) {
       flusher.flush(stream);
-      fn(stream);
+      run(fn);
     }
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
   TC_CUDA_CHECK(cudaGetLastError());
@@ -84,7 +88,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   for (size_t r = 0; r < runs; ++r) {
     flusher.flush(stream);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r], stream));
-    fns[interleaved_function(r / n, r % n, n, balanced)](stream);
+    run(fns[interleaved_function(r / n, r % n, n, balanced)]);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], stream));
   }
   TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
@@ -103,7 +107,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
       float ms = 0;
       const size_t r = static_cast<size_t>(i) * n + interleaved_position(static_cast<size_t>(i), j, n, balanced);
       TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
-      us[i] = ms * 1e3;
+      us[i] = ms * 1e3 / calls_per_run;
     }
     TimingStats& st = out[j];
     st = stats_of(us);

@@ -47,11 +47,13 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 // all of them see the same clocks, power and temperature: under a 700 W limit the SM clock moves
 // by up to 25% within seconds, which skews a comparison timed one loop after the other. With
 // `balanced` the rounds follow a Williams design (interleave.hpp), so that no function always
-// follows the same one. One TimingStats per function; the host-bound figures describe the whole
-// loop.
+// follows the same one. A run is `calls_per_run` back-to-back calls of its function (no flush
+// between them), timed as one and divided by the count: what a chain of calls costs, the launch
+// gaps between them included. One TimingStats per function; the host-bound figures describe the
+// whole loop.
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced);
+                                          bool balanced, int calls_per_run = 1);
 
 // Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
 // rounds, the functions in turn, each round `calls` back-to-back calls of one function after the

@@ -38,6 +38,8 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.warmup, 10);
   EXPECT_EQ(o.iters, 50);
   EXPECT_EQ(o.flush_bytes, size_t{256} << 20);
+  EXPECT_EQ(o.calls_per_run, 1) << "one call per timed run unless asked";
+  EXPECT_EQ(parse({"--calls-per-run", "8"}).calls_per_run, 8);
   EXPECT_TRUE(o.balanced_order) << "the balanced order is the default";
   EXPECT_TRUE(parse({"--balanced-order"}).balanced_order);
   EXPECT_FALSE(parse({"--fixed-order"}).balanced_order);
@@ -90,6 +92,7 @@ TEST(BenchOptions, OtherBadInputIsRefusedByName) {
   EXPECT_NE(refusal({"--peak-tflops", "-3"}).find("--peak-tflops wants a positive number"), std::string::npos);
   EXPECT_NE(refusal({"--config", "cluster=two"}).find("config: cluster wants AxB"), std::string::npos);
   EXPECT_NE(refusal({"--config", "multicast_a=2"}).find("config: multicast_a wants 0 (off), 1 (on) or -1"), std::string::npos);
+  EXPECT_NE(refusal({"--calls-per-run", "0"}).find("--calls-per-run wants an integer in [1, "), std::string::npos);
   EXPECT_NE(refusal({"--sweeep"}).find("unknown option '--sweeep'"), std::string::npos);
 }
 

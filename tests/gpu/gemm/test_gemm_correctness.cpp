@@ -4,11 +4,16 @@
 // (gemm_cases.cpp).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string>
+
 #include "gemm_cases.hpp"
+#include "graph_replay.hpp"
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/device_matrix.hpp"
 #include "tilecast_test/fill.hpp"
 #include "tilecast_test/gtest_check.hpp"
+#include "tilecast_test/late_writer.hpp"
 #include "tilecast_test/reference_gemm.hpp"
 
 namespace tilecast::test {
@@ -71,6 +76,52 @@ TEST(GemmCompanionOrder, TheNextGemmOnTheStreamReadsTheWholeOutput) {
       reference_gemm(lt, d.view, b2.view, ref2.view, stream);  // from the first GEMM's final output
       EXPECT_TRUE(matches(d.view, ref.view, std::nullopt, stream)) << "round " << round;
       EXPECT_TRUE(matches(d2.view, ref2.view, std::nullopt, stream)) << "round " << round << ": the second GEMM";
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+// GEMMs launch programmatically behind the stream's previous kernel (api/call.cpp): their CTAs may
+// be resident before it ends, and wait for it before their first load. Here that kernel lets them
+// launch at once and writes their A 200 us later, over poison: a GEMM that read A before the wait
+// would compute NaN. Launched directly and replayed from a graph (where the launch is an edge), for
+// plans with and without a grid of their own behind them (kernel.cuh): unsplit, split with the
+// reduce kernel, split summed in the cluster.
+TEST(GemmProgrammaticLaunch, ReadsTheInputThePreviousKernelWritesLate) {
+  cudaStream_t stream;
+  TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    CublasLt lt;
+    constexpr uint32_t kDelayUs = 200;
+    for (const auto& [m, n, k] : {std::array<int64_t, 3>{1024, 1024, 4096}, {333, 2112, 7168}, {128, 576, 7168}}) {
+      const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      DeviceMatrix a_src = make_matrix(DType::kBF16, m, k), a = make_matrix(DType::kBF16, m, k);
+      DeviceMatrix b = make_matrix(DType::kBF16, n, k), d = make_matrix(DType::kBF16, m, n);
+      DeviceMatrix ref = make_matrix(DType::kFP32, m, n);
+      const auto refill = [&] {
+        fill_uniform(a_src.view, fresh_seed(), stream);
+        fill_uniform(b.view, fresh_seed(), stream);
+        poison(a, stream);
+        poison(d, stream);
+      };
+      for (int round = 0; round < 3; ++round) {
+        refill();
+        copy_late(a_src.view, a.view, kDelayUs, stream);
+        gemm(a.view, b.view, d.view, stream);
+        reference_gemm(lt, a_src.view, b.view, ref.view, stream);
+        EXPECT_TRUE(matches(d.view, ref.view, std::nullopt, stream)) << shape << ", round " << round;
+      }
+      const cudaGraphExec_t exec = capture(stream, [&] {
+        copy_late(a_src.view, a.view, kDelayUs, stream);
+        gemm(a.view, b.view, d.view, stream);
+      });
+      for (int replay = 0; replay < 3; ++replay) {
+        refill();
+        TC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        reference_gemm(lt, a_src.view, b.view, ref.view, stream);
+        EXPECT_TRUE(matches(d.view, ref.view, std::nullopt, stream)) << shape << ", graph replay " << replay;
+      }
+      cudaGraphExecDestroy(exec);
     }
   }
   cudaStreamDestroy(stream);

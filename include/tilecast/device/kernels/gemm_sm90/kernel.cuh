@@ -75,6 +75,11 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // Relaxed: the fence has released the inits, the only writes a peer must see first. (A release
   // arrive costs every thread a GPU-scope memory barrier.)
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
+  // Launched behind the stream's previous kernel programmatically (call.cpp), this CTA may be
+  // resident before that kernel has finished: everything above touches only shared memory and the
+  // parameters; from here on every thread may read or write global memory (operands, group data,
+  // counters, D). Without such a launch this returns at once.
+  ptx::griddepcontrol_wait();
   // One-wave problems prefetch their tiles' first stage (first_stage_prefetch.cuh). By a consumer
   // warp, which has nothing to do until the first stage lands, and between arrive and wait, so
   // that no one waits for it. (From the producer's warpgroup, before the arrive, it delayed the
@@ -82,9 +87,14 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_a_last, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
   if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
-  // A split-K reduce launched behind this grid may take the SMs this grid leaves idle now and
-  // wait there for its completion, instead of being launched after it (ptx/instructions.cuh).
-  ptx::griddepcontrol_launch_dependents();
+  // A grid of this call's own launched behind this one (the split-K reduce, the companion) may
+  // take the SMs this grid leaves idle now, instead of being launched after it
+  // (ptx/instructions.cuh). Other kernels let the next grid on the stream (the caller's next
+  // GEMM) launch only as their CTAs exit: with the trigger here in every kernel (the next GEMM's
+  // CTAs free to wait on the idle SMs from the start), chains of 8 calls of 128x2112x7168 and
+  // 128x7168x16384 (88 and 112 CTAs) ran 10% and 5% slower than with it at exit
+  // (bench/results/2026-12-03-h200-sweep-pdl.md).
+  if constexpr (launches_own_dependent(Cfg::kSpec)) ptx::griddepcontrol_launch_dependents();
   __syncwarp();  // setmaxnreg and wgmma are .aligned: start every warp converged
 
   if (warpgroup == 0) {
@@ -123,8 +133,8 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   if constexpr (Cfg::kDynamicUnits) {
     leave_cluster();
     // A companion grid runs programmatically behind the main one (call.cpp) and must not complete
-    // before it: whatever follows on the stream may read the main grid's tiles. (In the main grid,
-    // launched without such a predecessor, this returns at once.)
+    // before it: whatever follows on the stream may read the main grid's tiles. (In the main grid
+    // this returns at once: it waited for its own predecessor at the start.)
     ptx::griddepcontrol_wait();
   }
   print_timeline();

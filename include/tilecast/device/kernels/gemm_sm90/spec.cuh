@@ -80,6 +80,14 @@ struct GemmKernelSpec {
   }
 };
 
+// Whether the call launches a grid of its own programmatically behind this kernel's (api/call.cpp):
+// the reduce kernel behind a split whose slices it sums, the companion behind a main grid of
+// dynamic units (and the companion, also of dynamic units, says the same). Such a kernel lets its
+// dependents launch once it is set up; the others only as their CTAs exit (kernel.cuh).
+TC_HOST_DEVICE constexpr bool launches_own_dependent(const GemmKernelSpec& s) {
+  return (s.split_k && !s.fused_reduce && s.k_cluster == 1) || s.dynamic_units;
+}
+
 // Rows one consumer warpgroup's wgmma atoms cover (m64 each).
 inline constexpr uint32_t kWgmmaAtomRows = 64;
 // FP32 accumulator registers a consumer thread may hold (block_n / 2 per atom).
