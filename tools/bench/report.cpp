@@ -311,11 +311,14 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
        "(so that all see the same clocks"
     << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often"
                             : "; the same order every round (--fixed-order)")
-    << "), L2 flushed before each by writing "
-    << (info.flush_bytes >> 20) << " MiB";
+    << ")";
+  if (info.flush_bytes)
+    s << ", L2 flushed before each by writing " << (info.flush_bytes >> 20) << " MiB";
+  else
+    s << ", no L2 flush (--flush-mb 0)";
   if (info.calls_per_run > 1)
     s << "; each timed run " << info.calls_per_run
-      << " back-to-back calls with no flush between them, the time per call reported";
+      << " back-to-back calls of one function with nothing between them, the time per call reported";
   s << " |\n";
   s << "| roofline | max(FLOPs / " << info.peaks.tflops << " TFLOPS, (A + B + D (+ C)) bytes / "
     << info.peaks.tb_per_s << " TB/s); " << info.peaks.source << " |\n";

@@ -167,6 +167,28 @@ TEST(BenchSweepReport, MarkdownKeepsItsTableAndAddsTheSweepSection) {
   EXPECT_NE(sweep.find("model rank 1, est 41.0 us (the pick)"), std::string::npos);
 }
 
+// The header's timing line says how each run was timed: the flush, or none, and chains of calls.
+TEST(BenchReport, TimingLineSaysTheFlushAndTheCallsPerRun) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tilecast_test_bench_timing.md").string();
+  const auto timing_line = [&](const RunInfo& info) {
+    EXPECT_TRUE(write_markdown(path, info, sample_rows()));
+    const std::string page = slurp(path);
+    std::remove(path.c_str());
+    const size_t at = page.find("| timing | ");
+    return at == std::string::npos ? std::string() : page.substr(at, page.find('\n', at) - at);
+  };
+  RunInfo info;
+  info.flush_bytes = size_t{256} << 20;
+  const std::string flushed = timing_line(info);
+  EXPECT_NE(flushed.find("L2 flushed before each by writing 256 MiB"), std::string::npos) << flushed;
+  EXPECT_EQ(flushed.find("back-to-back"), std::string::npos) << flushed;
+  info.flush_bytes = 0;
+  info.calls_per_run = 8;
+  const std::string chained = timing_line(info);
+  EXPECT_NE(chained.find("no L2 flush"), std::string::npos) << chained;
+  EXPECT_NE(chained.find("each timed run 8 back-to-back calls"), std::string::npos) << chained;
+}
+
 TEST(BenchSweepReport, JsonHoldsEveryConfigWithItsRankAndRole) {
   const std::string path = (std::filesystem::temp_directory_path() / "tilecast_test_bench_report.json").string();
   RunInfo info;
