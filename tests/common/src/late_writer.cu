@@ -7,6 +7,9 @@
 namespace tilecast::test {
 namespace {
 
+// Few blocks: the other SMs stay free for the grid behind, which can then start before the write.
+constexpr uint32_t kWriterBlocks = 8, kWriterThreads = 1024;
+
 __global__ void copy_late_kernel(const uint16_t* src, uint16_t* dst, uint64_t elems, uint64_t delay_ns) {
   // The grid behind may launch now: only its griddepcontrol.wait keeps it from reading dst early.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -25,7 +28,7 @@ void copy_late(const MatrixView& src, const MatrixView& dst, uint32_t delay_us, 
       dst.batch_step() != dst.rows * dst.cols)
     throw std::invalid_argument("copy_late: two contiguous bf16 matrices of one shape");
   const uint64_t elems = uint64_t(src.batch) * src.rows * src.cols;
-  copy_late_kernel<<<132, 256, 0, stream>>>(static_cast<const uint16_t*>(src.data), static_cast<uint16_t*>(dst.data),
+  copy_late_kernel<<<kWriterBlocks, kWriterThreads, 0, stream>>>(static_cast<const uint16_t*>(src.data), static_cast<uint16_t*>(dst.data),
                                             elems, uint64_t{delay_us} * 1000);
   TC_CUDA_CHECK(cudaGetLastError());
 }

@@ -86,9 +86,9 @@ TEST(GemmCompanionOrder, TheNextGemmOnTheStreamReadsTheWholeOutput) {
 // launch at once and writes their A 200 us later, over poison: a GEMM that read A before the wait
 // would compute NaN. Launched directly and replayed from a graph (where the launch is an edge), for
 // plans with and without a grid of their own behind them (kernel.cuh): unsplit, split with the
-// reduce kernel, split summed in the cluster. With the kernel's wait compiled out (H200): NaN on
-// 1024x1024x4096 in two of three rounds and every graph replay; the split plans still passed
-// (their grids did not start before the writer's blocks had left).
+// reduce kernel, split summed in the cluster. With the kernel's wait compiled out (H200): every
+// output NaN, on all three shapes, in rounds 1 and 2 and every graph replay (round 0 plans and
+// compiles on the host first, by when the write is done).
 TEST(GemmProgrammaticLaunch, ReadsTheInputThePreviousKernelWritesLate) {
   cudaStream_t stream;
   TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
