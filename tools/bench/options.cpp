@@ -96,8 +96,8 @@ timing
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
   --calls-per-run K   each timed run enqueues K back-to-back calls of the same function (no flush
                       between them) and counts the time per call (default 1). What a chain of
-                      calls costs, launch gaps included; the calls after a run's first find what
-                      of their operands fits in L2 there
+                      calls costs, launch gaps included; the calls after the first of a run find
+                      in L2 whatever of their operands fits there
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
   --energy-s X        --suite mcast: seconds of back-to-back calls per config for NVML's energy

@@ -23,13 +23,13 @@ __global__ void copy_late_kernel(const uint16_t* src, uint16_t* dst, uint64_t el
 }  // namespace
 
 void copy_late(const MatrixView& src, const MatrixView& dst, uint32_t delay_us, cudaStream_t stream) {
+  const auto contiguous = [](const MatrixView& v) { return v.ld() == v.cols && v.batch_step() == v.rows * v.cols; };
   if (src.dtype != DType::kBF16 || dst.dtype != DType::kBF16 || src.rows != dst.rows || src.cols != dst.cols ||
-      src.batch != dst.batch || src.ld() != src.cols || dst.ld() != dst.cols || src.batch_step() != src.rows * src.cols ||
-      dst.batch_step() != dst.rows * dst.cols)
+      src.batch != dst.batch || !contiguous(src) || !contiguous(dst))
     throw std::invalid_argument("copy_late: two contiguous bf16 matrices of one shape");
   const uint64_t elems = uint64_t(src.batch) * src.rows * src.cols;
-  copy_late_kernel<<<kWriterBlocks, kWriterThreads, 0, stream>>>(static_cast<const uint16_t*>(src.data), static_cast<uint16_t*>(dst.data),
-                                            elems, uint64_t{delay_us} * 1000);
+  copy_late_kernel<<<kWriterBlocks, kWriterThreads, 0, stream>>>(
+      static_cast<const uint16_t*>(src.data), static_cast<uint16_t*>(dst.data), elems, uint64_t{delay_us} * 1000);
   TC_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -579,10 +579,20 @@ TEST(GemmPlanner, OverridesAreHonoured) {
   EXPECT_FALSE(capped.companion) << "16 clusters of 4 use all 64 SMs";
 }
 
+// 128x256 tiles in clusters of 2x2, with the companion launch (1) or without (0).
+GemmConfig tiles_128x256_in_2x2(int companion) {
+  GemmConfig o;
+  o.block_m = 128;
+  o.block_n = 256;
+  o.cluster_m = o.cluster_n = 2;
+  o.companion = companion;
+  return o;
+}
+
 // A kernel lets the next grid on the stream launch early only where that grid is the call's own
 // (kernel.cuh): the reduce kernel or the companion. The caller's next GEMM, launched
-// programmatically too, must wait for the CTAs' exit: early, it sat on the idle SMs and chains of
-// small calls ran 5-10% slower.
+// programmatically too, waits for the CTAs' exit: let in early (free to wait on the idle SMs),
+// chains of small calls ran 5-10% slower.
 TEST(GemmPlanner, OnlyKernelsWithAGridOfTheirOwnBehindThemLetItLaunchEarly) {
   const DeviceFacts f = DeviceFacts::h200_model();
   const auto check = [&](const GemmPlan& p) {
@@ -601,15 +611,10 @@ TEST(GemmPlanner, OnlyKernelsWithAGridOfTheirOwnBehindThemLetItLaunchEarly) {
     in_cluster = in_cluster || p.main.kernel.k_cluster > 1;
     unsplit = unsplit || p.k_splits == 1;
   }
-  GemmConfig o;
-  o.block_m = 128;
-  o.block_n = 256;
-  o.cluster_m = o.cluster_n = 2;
-  o.companion = 1;
-  const GemmPlan with_companion = plan_gemm(dense(4096, 4096, 7168), f, o);
+  const GemmPlan with_companion = plan_gemm(dense(4096, 4096, 7168), f, tiles_128x256_in_2x2(1));
   check(with_companion);
   companion = with_companion.companion.has_value();
-  o = GemmConfig{};
+  GemmConfig o;
   o.k_splits = 4;
   o.fused_reduce = 1;
   const GemmPlan fused = plan_gemm(dense(333, 2112, 7168), f, o);
@@ -624,14 +629,8 @@ TEST(GemmPlanner, OnlyKernelsWithAGridOfTheirOwnBehindThemLetItLaunchEarly) {
 // clusters of 4 take every unit at once the companion only adds its fixed cost.
 TEST(GemmPlanner, TheCompanionIsCostedAsTwoLaunchesSharingTheUnits) {
   const DeviceFacts f = DeviceFacts::h200_model();
-  GemmConfig o;
-  o.block_m = 128;
-  o.block_n = 256;
-  o.cluster_m = o.cluster_n = 2;
-  o.companion = 0;
-  const GemmPlan alone = plan_gemm(dense(4096, 4096, 7168), f, o);
-  o.companion = 1;
-  const GemmPlan shared = plan_gemm(dense(4096, 4096, 7168), f, o);
+  const GemmPlan alone = plan_gemm(dense(4096, 4096, 7168), f, tiles_128x256_in_2x2(0));
+  const GemmPlan shared = plan_gemm(dense(4096, 4096, 7168), f, tiles_128x256_in_2x2(1));
   ASSERT_FALSE(alone.companion);
   ASSERT_TRUE(shared.companion);
   EXPECT_NEAR(shared.cost.mma_us / alone.cost.mma_us, 4.0 / 5.0, 1e-9);
@@ -641,8 +640,8 @@ TEST(GemmPlanner, TheCompanionIsCostedAsTwoLaunchesSharingTheUnits) {
   EXPECT_LT(shared.cost.total_us, alone.cost.total_us);
 
   // 1000^3 in 128x96 tiles: 24 units of 2x2 tiles for 30 clusters of 4.
+  GemmConfig o = tiles_128x256_in_2x2(0);
   o.block_n = 96;
-  o.companion = 0;
   const GemmPlan one_round = plan_gemm(dense(1000, 1000, 1000), f, o);
   o.companion = 1;
   const GemmPlan idle_companion = plan_gemm(dense(1000, 1000, 1000), f, o);
