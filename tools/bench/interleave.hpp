@@ -16,6 +16,16 @@ namespace tilecast::bench {
 // The rounds after which the balanced order repeats.
 inline size_t balanced_period(size_t n) { return n % 2 ? 2 * n : n; }
 
+// The rounds a balanced loop of `n` functions runs for at least `iters`: whole periods, so that
+// every function follows every other equally often. (Twenty rounds of a 14-function sweep ran a
+// period and 6 rounds more, in which some predecessors came twice and others not at all; what ran
+// before a call moved small rows' times by 2-6%: bench/results/2026-12-01-h200-order.md.)
+inline size_t balanced_rounds(size_t iters, size_t n) {
+  if (n < 2) return iters;
+  const size_t period = balanced_period(n);
+  return (iters + period - 1) / period * period;
+}
+
 // The function at position `pos` (0..n-1) of round `round` of `n` functions.
 inline size_t interleaved_function(size_t round, size_t pos, size_t n, bool balanced) {
   if (!balanced || n < 2) return pos;

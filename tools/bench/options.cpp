@@ -87,7 +87,8 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
 timing
   --warmup N          warm-up iterations (default 10)
   --iters N           timed iterations, median reported (default 50); cuBLAS and every
-                      tilecast config of a problem run in turn within one loop
+                      tilecast config of a problem run in turn within one loop, in the balanced
+                      order for whole periods of it (N rounded up)
   --balanced-order    order the rounds of the timed loop so that every function follows every
                       other one equally often (a Williams design): the default. In the same
                       order every round, auto always ran right after the cuBLAS variants and

@@ -306,7 +306,9 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
   s << "| host | " << m.hostname << " |\n";
   s << "| command | `" << m.command_line << "` |\n";
   s << "| tilecast commit (at configure) | " << m.git_commit << " |\n";
-  s << "| timing | median of " << info.iters << " iterations after " << info.warmup
+  s << "| timing | median of " << info.iters
+    << (info.balanced_order ? " iterations or more (whole periods of the balanced order)" : " iterations") << " after "
+    << info.warmup
     << " warm-up, CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
        "(so that all see the same clocks"
     << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often"

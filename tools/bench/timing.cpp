@@ -68,6 +68,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   if (n == 0) return out;
   if (iters < 1) iters = 1;
   if (calls_per_run < 1) calls_per_run = 1;
+  if (balanced) iters = static_cast<int>(balanced_rounds(static_cast<size_t>(iters), n));
   const auto run = [&](const Enqueue& fn) {
     for (int c = 0; c < calls_per_run; ++c) fn(stream);
   };

@@ -50,5 +50,19 @@ TEST(BenchInterleave, BalancedRoundsGiveEveryFunctionEveryPredecessorEquallyOfte
   }
 }
 
+TEST(BenchInterleave, ABalancedLoopRunsWholePeriods) {
+  EXPECT_EQ(balanced_rounds(20, 14), 28u) << "a sweep of 12 configs, auto and cuBLAS";
+  EXPECT_EQ(balanced_rounds(20, 15), 30u);
+  EXPECT_EQ(balanced_rounds(50, 2), 50u) << "auto against cuBLAS keeps its count";
+  EXPECT_EQ(balanced_rounds(7, 1), 7u);
+  for (size_t n = 2; n <= 16; ++n)
+    for (size_t iters = 1; iters <= 40; ++iters) {
+      const size_t rounds = balanced_rounds(iters, n), period = balanced_period(n);
+      EXPECT_EQ(rounds % period, 0u) << n << " " << iters;
+      EXPECT_GE(rounds, iters);
+      EXPECT_LT(rounds - iters, period) << "the fewest whole periods";
+    }
+}
+
 }  // namespace
 }  // namespace tilecast::bench
