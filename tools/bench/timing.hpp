@@ -46,8 +46,8 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 // The functions in turn (f0, f1, ..., f0, f1, ...), each run timed alone after a flush, so that
 // all of them see the same clocks, power and temperature: under a 700 W limit the SM clock moves
 // by up to 25% within seconds, which skews a comparison timed one loop after the other. With
-// `balanced` the rounds follow a Williams design (interleave.hpp), so that no function always
-// follows the same one. A run is `calls_per_run` back-to-back calls of its function (no flush
+// `balanced` the rounds follow a Williams design (interleave.hpp) for whole periods of it (`iters`
+// rounded up), so that no function always follows the same one. A run is `calls_per_run` back-to-back calls of its function (no flush
 // between them), timed as one and divided by the count: what a chain of calls costs, the launch
 // gaps between them included. One TimingStats per function; the host-bound figures describe the
 // whole loop.
