@@ -24,7 +24,7 @@
 namespace tilecast::api {
 
 jit::TmaL2Promotion operand_promotion(uint8_t box_row_alignment) {
-  return box_row_alignment < plan::kL2LineBytes ? jit::TmaL2Promotion::k128B : jit::TmaL2Promotion::k256B;
+  return plan::starts_off_a_line(box_row_alignment) ? jit::TmaL2Promotion::k128B : jit::TmaL2Promotion::k256B;
 }
 
 namespace {

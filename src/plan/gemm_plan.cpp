@@ -216,8 +216,8 @@ double lines_per_box_row(uint8_t alignment) {
 }
 
 // What a line of rows that start off a line costs L2 against the 10 TB/s above, in dense and
-// batched problems, now that such rows ask for 128-byte promotion (api::operand_promotion keys on
-// the same alignment). Measured on the H200 with it: the ten plans in clusters of 2 whose L2 term
+// batched problems, now that such rows ask for 128-byte promotion (starts_off_a_line, the test
+// api::operand_promotion makes too). Measured on the H200 with it: the ten plans in clusters of 2 whose L2 term
 // binds on 4097^3 and 4095x7167x4104 ran in 0.80-0.95 of that term, median 0.84 (128x256 2x1 0.89
 // and 0.91, 128x176 and 128x192 2x1 and 1x2 0.80-0.84, 192x176 column-split 1x2 and 2x1 0.95;
 // bench/results/2026-12-03-h200-l2-lines.md, run A). Charged at the median. K-grouped rows (every
@@ -228,7 +228,7 @@ constexpr double kPromoted128LineCost = 0.84;
 
 double line_cost(uint8_t alignment, GemmType type) {
   const bool measured = type == GemmType::kNormal || type == GemmType::kBatched;
-  return measured && alignment < kL2LineBytes ? kPromoted128LineCost : 1.0;
+  return measured && starts_off_a_line(alignment) ? kPromoted128LineCost : 1.0;
 }
 
 // Clusters of 4 in a line (4x1, 1x4) ran 8-11% slower than their terms say, 2x2 within 3%: 4x1
@@ -637,7 +637,7 @@ constexpr uint32_t kColumnSplitAutoBlockM = 192;
 constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
 
 bool rows_off_a_line(const GemmDesc& d) {
-  return box_row_alignment(d, true, false) < kL2LineBytes || box_row_alignment(d, false, false) < kL2LineBytes;
+  return starts_off_a_line(box_row_alignment(d, true, false)) || starts_off_a_line(box_row_alignment(d, false, false));
 }
 
 // Rows of a typical group: where they fit 64, a 128-row block only computes padding.

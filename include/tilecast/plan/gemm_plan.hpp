@@ -19,6 +19,10 @@ namespace tilecast::plan {
 // L2's line, and the bytes of one row of a TMA box along a 128-byte swizzled operand (64 BF16).
 inline constexpr uint32_t kL2LineBytes = 128;
 
+// Whether rows of this alignment (box_row_alignment) start off an L2 line: such operands ask L2
+// for 128-byte promotion (api::operand_promotion) and the planner costs their lines for it.
+constexpr bool starts_off_a_line(uint8_t alignment) { return alignment < kL2LineBytes; }
+
 // The largest power of two up to kL2LineBytes that divides a matrix's base address, its row
 // stride and its batch stride (all in bytes; a stride of 0 divides everything).
 uint8_t row_alignment(uint64_t base, uint64_t row_stride_bytes, uint64_t batch_stride_bytes);
@@ -138,7 +142,7 @@ struct GemmPlan {
   // across a cluster): no reduce kernel.
   bool reduces_in_gemm() const { return k_splits > 1 && (main.kernel.fused_reduce || main.kernel.k_cluster > 1); }
   // A split whose slices the reduce kernel sums: a second launch behind the GEMM.
-  bool launches_reduce_kernel() const { return k_splits > 1 && !reduces_in_gemm(); }
+  bool launches_reduce_kernel() const { return needs_reduce_kernel(main.kernel); }
   // Bytes of the split-K workspace (0 without, and summed across a cluster): the tile counters
   // (kSplitCounterBytes), then k_splits x batch x m x workspace_ld() FP32 partial sums.
   uint64_t workspace_bytes() const;

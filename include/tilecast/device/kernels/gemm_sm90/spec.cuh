@@ -80,12 +80,18 @@ struct GemmKernelSpec {
   }
 };
 
+// Whether the reduce kernel sums this kernel's split-K slices (it stores FP32 partial sums, summed
+// neither in the GEMM nor across a cluster): a second launch behind it (api/call.cpp).
+TC_HOST_DEVICE constexpr bool needs_reduce_kernel(const GemmKernelSpec& s) {
+  return s.split_k && !s.fused_reduce && s.k_cluster == 1;
+}
+
 // Whether the call launches a grid of its own programmatically behind this kernel's (api/call.cpp):
-// the reduce kernel behind a split whose slices it sums, the companion behind a main grid of
-// dynamic units (and the companion, also of dynamic units, says the same). Such a kernel lets its
-// dependents launch once it is set up; the others only as their CTAs exit (kernel.cuh).
+// the reduce kernel, or the companion behind a main grid of dynamic units (and the companion, also
+// of dynamic units, says the same). Such a kernel lets its dependents launch once it is set up; the
+// others only as their CTAs exit (kernel.cuh).
 TC_HOST_DEVICE constexpr bool launches_own_dependent(const GemmKernelSpec& s) {
-  return (s.split_k && !s.fused_reduce && s.k_cluster == 1) || s.dynamic_units;
+  return needs_reduce_kernel(s) || s.dynamic_units;
 }
 
 // Rows one consumer warpgroup's wgmma atoms cover (m64 each).
@@ -233,7 +239,7 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.split_k && s.type != GemmType::kNormal && s.type != GemmType::kBatched)
     return "split-K is for dense and batched GEMMs only";
   if (const char* e = k_cluster_error(s)) return e;
-  if (s.split_k && !s.fused_reduce && s.k_cluster == 1 && (s.out != DType::kFP32 || s.has_c || s.has_bias))
+  if (needs_reduce_kernel(s) && (s.out != DType::kFP32 || s.has_c || s.has_bias))
     return "a split-K kernel stores FP32 partial sums, with no C and no bias (the reduce kernel applies them)";
   if (s.fused_reduce && !s.split_k) return "fused_reduce reduces split-K partial sums: it needs split_k";
   if (s.fused_reduce && s.swap_ab) return "fused_reduce is for unswapped kernels (swap_ab stores its own way)";
