@@ -78,6 +78,12 @@ struct GemmConfig {
   // unswapped. 1: on (block_m, if given, 128, 192 or 256); 0: off; -1: the planner's choice,
   // which weighs 192-row ones in clusters of 1 and 2 where rows start off an L2 line.
   int split_columns = -1;
+  // The two consumer warpgroups take whole tiles in turn, each one's epilogue under the other's
+  // main loop (GemmKernelSpec::pingpong): tiles of 64 or 128 rows of at most 128 accumulators a
+  // thread (128x128, 64x256, ...), dense and batched, unsplit and unswapped, no C, no bias, no
+  // companion. 1: on; 0: off; -1: the planner's choice, which runs 128x128 in turns where its pick
+  // would be a cooperative 128x256 tile of few k-steps (gemm_plan.cpp: kPingpongAutoMaxKSteps).
+  int pingpong = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -131,7 +137,7 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
 }
 
 // "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1,
-// fused_reduce=1,cluster_reduce=1,split_columns=1" (any
+// fused_reduce=1,cluster_reduce=1,split_columns=1,pingpong=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

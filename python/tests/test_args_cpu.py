@@ -188,6 +188,9 @@ def test_config_forms():
     split = tilecast.GemmConfig(block_m=192, block_n=176, split_columns=1)
     assert split.split_columns == 1
     assert tilecast.GemmConfig(str(split)) == split
+    turns = tilecast.GemmConfig(block_m=128, block_n=128, pingpong=1)
+    assert turns.pingpong == 1 and str(turns) == "block_m=128,block_n=128,pingpong=1"
+    assert tilecast.GemmConfig(str(turns)) == turns
     assert tilecast.parse_config(str(fused)) == fused
     with pytest.raises(TypeError):
         tilecast.GemmConfig(block=128)  # not a field

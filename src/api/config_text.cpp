@@ -75,10 +75,11 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "fused_reduce") cfg.fused_reduce = parse_switch(key, v);
     else if (key == "cluster_reduce") cfg.cluster_reduce = parse_switch(key, v);
     else if (key == "split_columns") cfg.split_columns = parse_switch(key, v);
+    else if (key == "pingpong") cfg.pingpong = parse_switch(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
                   "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits, swap_ab, "
-                  "fused_reduce, cluster_reduce, split_columns)");
+                  "fused_reduce, cluster_reduce, split_columns, pingpong)");
   }
   return cfg;
 }
@@ -101,6 +102,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.fused_reduce != d.fused_reduce) s << ",fused_reduce=" << c.fused_reduce;
   if (c.cluster_reduce != d.cluster_reduce) s << ",cluster_reduce=" << c.cluster_reduce;
   if (c.split_columns != d.split_columns) s << ",split_columns=" << c.split_columns;
+  if (c.pingpong != d.pingpong) s << ",pingpong=" << c.pingpong;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

@@ -96,6 +96,8 @@ constexpr uint32_t kMaxSwizzle = 64;
 // Column-split tiles (GemmConfig::split_columns, only when asked for; spec.cuh's rules): their
 // row blocks, from kColumnSplitMinBlockM to kColumnSplitMaxBlockM.
 constexpr uint32_t kColumnSplitBlockMs[] = {kColumnSplitMinBlockM, 192, kColumnSplitMaxBlockM};
+// Ping-pong tiles (GemmConfig::pingpong; spec.cuh's rules): their row blocks, one warpgroup's atoms.
+constexpr uint32_t kPingpongBlockMs[] = {64, 128};
 // The SM90 kernel's row blocks: 64, 128 and 192 (one, two and three consumer warpgroups), as
 // check_overrides takes them (the planner takes the arch spec's).
 constexpr uint32_t kBlockMs[] = {64, 128, 192};
@@ -430,7 +432,10 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   k.block_n = bn;
   k.cluster = cs;
   k.split_columns = o.split_columns == 1;
-  k.consumer_warpgroups = k.split_columns ? kColumnSplitWarpgroups : bm / kWgmmaAtomRows;
+  k.pingpong = o.pingpong == 1;
+  k.consumer_warpgroups = k.split_columns ? kColumnSplitWarpgroups
+                          : k.pingpong    ? kPingpongWarpgroups
+                                          : bm / kWgmmaAtomRows;
   k.out = d.out;
   k.has_c = d.has_c;
   k.has_bias = d.has_bias;
@@ -636,6 +641,24 @@ bool weighs_block_m(const GemmDesc& d, uint32_t bm) {
 constexpr uint32_t kColumnSplitAutoBlockM = 192;
 constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
 
+// Ping-pong kernels (two consumer warpgroups taking whole tiles in turn, each epilogue under the
+// other's main loop) are weighed by rule, not by cost: the terms do not model the epilogue, which
+// is what they hide. Where the pick would be a cooperative 128x256 tile in 1x1 of at most
+// kPingpongAutoMaxKSteps k-steps (unsplit, unswapped, no C, no bias, NT), auto runs 128x128 in
+// turns in 1x1 instead. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md): against
+// the cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps) 0.995-0.997x
+// cuBLAS against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32) 0.976-0.979x
+// against 0.982x; against the cooperative 128x128 (run B) 0.93-0.96 of the time on those three,
+// 0.98-0.99 on K = 7168 and 16384, where 128x256 stays ahead. In clusters of 2x1 it ran 6-7%
+// behind 1x1 on K = 512.
+constexpr uint32_t kPingpongAutoMaxKSteps = 24;
+// ... and where the cooperative plan runs at least this many waves of tiles (the measured rows ran
+// 6.8 to 31): the turns hide an epilogue under the next tile's main loop, which a CTA of one or two
+// tiles (128x32768x512: 128 tiles) barely has. Not measured below.
+constexpr double kPingpongAutoMinWaves = 6.0;
+constexpr uint32_t kPingpongAutoBlockM = 128, kPingpongAutoBlockN = 128;
+constexpr uint32_t kPingpongAutoFromBlockN = 256;  // the cooperative width it replaces
+
 bool rows_off_a_line(const GemmDesc& d) {
   return starts_off_a_line(box_row_alignment(d, true, false)) || starts_off_a_line(box_row_alignment(d, false, false));
 }
@@ -659,6 +682,7 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
   if (!arch.runs_kernels && o.companion == 1) fail("companion=1: the companion launch is SM90's");
   const auto listed = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
   if (o.split_columns == 1 && !arch.runs_kernels) fail("split_columns=1: column-split tiles are SM90's kernel");
+  if (o.pingpong == 1 && !arch.runs_kernels) fail("pingpong=1: ping-pong kernels are SM90's");
   if (o.block_m && !listed(arch.block_ms, o.block_m) && o.split_columns != 1)
     fail("block_m " + std::to_string(o.block_m) + " is not one of its tile rows per CTA");
   // A swapped tile's width is M's side: its widths are the swapped kernel's (checked with swap_ab).
@@ -745,6 +769,16 @@ void check_overrides(const GemmConfig& o) {
   } else if (o.block_m && std::find(std::begin(kBlockMs), std::end(kBlockMs), o.block_m) == std::end(kBlockMs)) {
     fail("block_m " + std::to_string(o.block_m) + " is not 64, 128 or 192 (0: the planner's choice)");
   }
+  if (o.pingpong < -1 || o.pingpong > 1)
+    fail("pingpong " + std::to_string(o.pingpong) + " is not -1 (auto), 0 (off) or 1 (on)");
+  if (o.pingpong == 1) {
+    if (o.block_m && std::ranges::find(kPingpongBlockMs, o.block_m) == std::end(kPingpongBlockMs))
+      fail("pingpong=1 with block_m " + std::to_string(o.block_m) + ": a ping-pong tile is 64 or 128 rows");
+    if (o.swap_ab == 1 || o.k_splits > 1 || o.fused_reduce == 1 || o.cluster_reduce == 1 || o.split_columns == 1)
+      fail("pingpong=1 is for unsplit, unswapped kernels (not with swap_ab=1, k_splits > 1, fused_reduce=1, "
+           "cluster_reduce=1 or split_columns=1)");
+    if (o.companion == 1) fail("pingpong=1 runs without a companion launch (companion=1)");
+  }
   if (o.swap_ab < -1 || o.swap_ab > 1)
     fail("swap_ab " + std::to_string(o.swap_ab) + " is not -1 (auto), 0 (off) or 1 (on)");
   if (o.swap_ab == 1) {
@@ -816,6 +850,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   std::vector<uint32_t> bms, bns;
   if (o.block_m) bms = {o.block_m};
   else if (o.split_columns == 1) bms.assign(std::begin(kColumnSplitBlockMs), std::end(kColumnSplitBlockMs));
+  else if (o.pingpong == 1) bms.assign(std::begin(kPingpongBlockMs), std::end(kPingpongBlockMs));
   else if (typical_rows(d) <= arch.block_ms.front()) bms = {arch.block_ms.front()};
   else std::ranges::copy_if(arch.block_ms, std::back_inserter(bms), [&](uint32_t bm) { return weighs_block_m(d, bm); });
   if (o.block_n) bns = {o.block_n};
@@ -829,6 +864,10 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
   if (o.split_columns == 1 && !splittable)
     throw Error("config: split_columns=1: column-split tiles are for dense and batched GEMMs only");
+  if (o.pingpong == 1 && !splittable)
+    throw Error("config: pingpong=1: ping-pong kernels are for dense and batched GEMMs only");
+  if (o.pingpong == 1 && (d.has_c || d.has_bias))
+    throw Error("config: pingpong=1: a ping-pong kernel takes no C and no bias");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
   // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
   bool swap = o.swap_ab == 1;
@@ -840,7 +879,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
       throw Error(std::string("config: swap_ab=1: swapped operands are SM90's kernel (") + arch.name + " plans only)");
   } else if (o.swap_ab == -1 && arch.runs_kernels && p.m <= kAutoSwapMaxM && p.n >= kAutoSwapMinN && !swap_misfit(d) &&
              o.companion != 1 && o.fused_reduce != 1 && o.cluster_reduce != 1 && o.split_columns != 1 &&
-             (!o.block_m || o.block_m == kSwapBlockM) &&
+             o.pingpong != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
     swap = true;
   }
@@ -859,7 +898,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     clusters = {{1, 1}};
   } else if (o.k_splits > 1) {
     splits = {o.k_splits};
-  } else if (o.k_splits == 0 && splittable && o.companion != 1 && o.split_columns != 1 &&
+  } else if (o.k_splits == 0 && splittable && o.companion != 1 && o.split_columns != 1 && o.pingpong != 1 &&
              uint64_t{ceil_div(p.m, kSplitTileM)} * ceil_div(p.n, kSplitTileN) * p.num_groups < f.num_sms) {
     for (uint32_t s : kSplitCandidates)
       if (s * kMinSliceKSteps <= ceil_div(p.k, kGemmBlockK)) splits.push_back(s);
@@ -908,7 +947,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
         }
   };
   // Auto also weighs 192-row column-split tiles by rule (kColumnSplitAutoBlockM says where).
-  const bool auto_column_split = arch.runs_kernels && o.split_columns == -1 && splittable && !swap &&
+  const bool auto_column_split = arch.runs_kernels && o.split_columns == -1 && o.pingpong != 1 && splittable && !swap &&
                                  o.companion != 1 && (!o.block_m || o.block_m == kColumnSplitAutoBlockM) &&
                                  rows_off_a_line(d);
   GemmConfig column_split = o;
@@ -967,6 +1006,22 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
+  // Ping-pong by rule in front of the cooperative tile it replaces (kPingpongAutoMaxKSteps says where).
+  const GemmKernelSpec& front = out.front().main.kernel;
+  const bool auto_pingpong =
+      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && d.layout == GemmLayout::kNT &&
+      !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
+      !front.split_columns && !out.front().companion && front.block_m == kPingpongAutoBlockM &&
+      front.block_n == kPingpongAutoFromBlockN && front.cluster == ClusterShape{1, 1} &&
+      ceil_div(p.k, kGemmBlockK) <= kPingpongAutoMaxKSteps && out.front().cost.waves >= kPingpongAutoMinWaves;
+  if (auto_pingpong) {
+    GemmConfig turns = o;
+    turns.pingpong = 1;
+    std::string why;
+    if (std::optional<GemmPlan> plan = evaluate(d, played, f, turns, kPingpongAutoBlockM, kPingpongAutoBlockN,
+                                                ClusterShape{1, 1}, 1, false, sum, why))
+      out.insert(out.begin(), std::move(*plan));
+  }
   return out;
 }
 
@@ -1001,6 +1056,7 @@ std::string GemmPlan::describe() const {
   if (k_splits > 1) s << " split-K " << k_splits << (k.fused_reduce ? " fused" : k.k_cluster > 1 ? " in cluster" : "");
   if (k.swap_ab) s << " swap-AB";
   if (k.split_columns) s << " split-columns";
+  if (k.pingpong) s << " ping-pong";
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);
   s << est;

@@ -7,8 +7,9 @@
 // barrier completes a phase (a move costs the same however many agents there are), so an empty
 // pool with agents left is a deadlock.
 //
-// Agents per CTA: the producer thread; one agent per consumer warp (releasers_per_cta of them,
-// each arriving once per target as the kernel's warps do, so the arrival counts are the kernel's);
+// Agents per CTA: the producer thread; one agent per consumer warp (each arriving once per target
+// as the kernel's warps do, so the arrival counts are the kernel's; taking turns, each round's
+// releasers are the four warps of its turn);
 // the exit; and one agent per load in flight to one CTA, so that the lands of a multicast come in
 // any order and late. In the kernel the four warps of a warpgroup meet at each wgmma; here they
 // drift apart freely, which only adds orders: every order the kernel can take, the model can pick.
@@ -66,6 +67,8 @@ enum class OpKind : uint8_t {
   kDoneReading,   // consumer warp: its reads of the round are over (the overwrite check's truth)
   kRelease,       // consumer warp: the lane that arrives on rank `peer`'s empty barrier
   kLand,          // a load reaches rank `peer`: writes the stage, completes its bytes
+  kTurnWait,      // consumer warp (turns): waits until every warp of turn `round` - 1 handed over
+  kTurnPass,      // consumer warp (turns): hands turn `round` over
   kDrain,         // exit: waits until the CTA's producer and consumer warps are done
   kClusterArrive, // exit: the final cluster barrier (leave_cluster)
   kClusterWait,
@@ -140,21 +143,43 @@ void release(std::vector<Op>& ops, RingPosition at, uint32_t round, uint16_t tar
     if ((targets >> y) & 1u) ops.push_back({.kind = OpKind::kRelease, .stage = at.stage, .round = round, .peer = y});
 }
 
-// One consumer warp, as run_tile plays it: a valid tile keeps a stage in flight and releases it
-// after the next stage's wait (its wgmma's may still read it until then), a phantom releases each
-// round as soon as it has passed it.
-std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol) {
+// Warpgroups that take turns, and the warps of each (turns: the turn of tile t is t % 2's).
+constexpr uint32_t kTurnWarpgroups = 2;
+// A consumer warp's part in the turns: its warpgroup, or kEveryTurn where the warps do not take turns.
+constexpr uint32_t kEveryTurn = ~0u;
+
+// One consumer warp, as run_consumer and run_tile play it: a valid tile keeps a stage in flight
+// and releases it after the next stage's wait (its wgmma's may still read it until then), a
+// phantom releases each round as soon as it has passed it. Taking turns (`warpgroup` is not
+// kEveryTurn), the warp skips the other warpgroup's tiles, waits for the hand-over before its
+// own and hands over once it has passed their last round; at the end the warpgroup whose turn
+// would be next takes the last hand-over. `skip_turn_waits` (tests) drops the waits.
+std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol,
+                                 uint32_t warpgroup, bool skip_turn_waits) {
   const std::vector<RingPosition> at = ring_positions(protocol.stages, false, count_rounds(steps));
+  const bool turns = warpgroup != kEveryTurn;
+  const auto wait_turn = [&](std::vector<Op>& ops, uint32_t t) {
+    if (!skip_turn_waits) ops.push_back({.kind = OpKind::kTurnWait, .round = t});
+  };
   std::vector<Op> ops;
-  uint32_t round = 0;
+  uint32_t round = 0, turn = 0;
   for (const TileWork& w : steps) {
+    const uint32_t t = turn++;
+    if (turns && t % kTurnWarpgroups != warpgroup) {
+      round += w.num_k_steps;
+      continue;
+    }
+    if (turns && t > 0) wait_turn(ops, t);
     for (uint32_t kk = 0; kk < w.num_k_steps; ++kk, ++round) {
       ops.push_back({.kind = OpKind::kWaitFull, .stage = at[round].stage, .parity = at[round].parity, .round = round});
+      if (turns && w.valid && kk + 1 == w.num_k_steps) ops.push_back({.kind = OpKind::kTurnPass, .round = t});
       if (!w.valid) release(ops, at[round], round, protocol.release_mask);
       else if (kk > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
     }
     if (w.valid && w.num_k_steps > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
+    if (turns && (!w.valid || w.num_k_steps == 0)) ops.push_back({.kind = OpKind::kTurnPass, .round = t});
   }
+  if (turns && turn > 0 && turn % kTurnWarpgroups == warpgroup) wait_turn(ops, turn);
   return ops;
 }
 
@@ -189,6 +214,9 @@ struct Cta {
   uint32_t rounds = 0;
   std::vector<Barrier> full, empty;           // per stage
   std::vector<uint32_t> read_through;         // per consumer warp: rounds it has finished reading
+  std::vector<uint8_t> round_reader;          // turns: per round, the warpgroup whose turn reads it
+  std::vector<uint32_t> turn_passes;          // turns: per turn, its warps that handed it over
+  std::vector<uint32_t> turn_waiters;
   std::vector<uint32_t> loads_due, loads_in;  // per round: loads aimed at this CTA, and landed
   uint32_t busy = 0;                          // its producer and consumer warps not yet done
   std::vector<uint32_t> drain_waiters;
@@ -259,17 +287,27 @@ class Model {
       Cta& c = ctas_[i];
       c.cluster = i / size_;
       c.rank = i % size_;
-      c.protocol = cta_ring_protocol(cfg.cluster, opt_.consumer_warps, opt_.stages, c.rank, opt_.protocol);
+      // Taking turns, each stage's readers are the warps of one warpgroup (geometry.cuh: stage_readers).
+      const uint32_t stage_readers = opt_.turns ? opt_.consumer_warps / kTurnWarpgroups : opt_.consumer_warps;
+      c.protocol = cta_ring_protocol(cfg.cluster, stage_readers, opt_.stages, c.rank, opt_.protocol);
       if (!playable(c)) return false;
       const std::vector<TileWork> steps = cta_steps(p_, launch_, c.cluster, c.rank);
       c.rounds = count_rounds(steps);
       c.full.assign(c.protocol.stages, fresh(c.protocol.full_arrivals));
       c.empty.assign(c.protocol.stages, fresh(c.protocol.empty_arrivals));
-      c.read_through.assign(c.protocol.releasers_per_cta, 0);
+      const uint32_t warps = opt_.turns ? opt_.consumer_warps : c.protocol.releasers_per_cta;
+      c.read_through.assign(warps, 0);
+      for (uint32_t t = 0; t < steps.size(); ++t)
+        c.round_reader.insert(c.round_reader.end(), steps[t].num_k_steps, static_cast<uint8_t>(t % kTurnWarpgroups));
+      c.turn_passes.assign(steps.size(), 0);
       const uint32_t fresh_rounds = opt_.fresh_rounds.value_or(c.protocol.stages);
       add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box, fresh_rounds)});
-      for (uint32_t w = 0; w < c.protocol.releasers_per_cta; ++w)
-        add_agent({.role = Role::kConsumer, .cta = i, .warp = w, .ops = consumer_program(steps, c.protocol)});
+      const uint32_t warps_per_turn = warps / kTurnWarpgroups;
+      for (uint32_t w = 0; w < warps; ++w) {
+        const uint32_t warpgroup = opt_.turns ? w / warps_per_turn : kEveryTurn;
+        add_agent({.role = Role::kConsumer, .cta = i, .warp = w,
+                   .ops = consumer_program(steps, c.protocol, warpgroup, opt_.skip_turn_waits)});
+      }
       add_agent({.role = Role::kExit, .cta = i, .ops = exit_program(opt_.exit_barrier)});
     }
     for (const Agent& a : agents_)
@@ -377,6 +415,12 @@ class Model {
         break;
       case OpKind::kArriveFull: arrive(c, true, op.stage); break;
       case OpKind::kIssue: issue(cta, op); break;
+      case OpKind::kTurnWait:
+        if (!pass_or_park(c.turn_passes[op.round - 1] == warps_per_turn(), c.turn_waiters, id)) return false;
+        break;
+      case OpKind::kTurnPass:
+        if (++c.turn_passes[op.round] == warps_per_turn()) wake(c.turn_waiters);
+        break;
       case OpKind::kDoneReading: c.read_through[warp] = op.round + 1; break;
       case OpKind::kRelease: release_on(c, warp, op); break;
       case OpKind::kLand: land(c, op); break;
@@ -452,13 +496,16 @@ class Model {
     arrive(y, false, op.stage);
   }
 
+  uint32_t warps_per_turn() const { return opt_.consumer_warps / kTurnWarpgroups; }
+
   // Ground truth for S11: stage op.stage of y was last used in round - stages; every consumer
-  // warp of y must have finished reading it.
+  // warp of y that read it (taking turns: the warps of that round's turn) must have finished.
   void check_overwrite(const Cta& issuer, const Cta& y, const Op& op) {
     const uint32_t stages = y.protocol.stages;
     if (op.round < stages) return;
     const uint32_t prev = op.round - stages;
     for (uint32_t w = 0; w < y.read_through.size(); ++w) {
+      if (opt_.turns && w / warps_per_turn() != y.round_reader[prev]) continue;
       if (y.read_through[w] > prev) continue;
       fail(who(issuer), " overwrites stage ", op.stage, " of rank ", y.rank, " for round ", op.round, " while rank ",
            y.rank, "'s consumer warp ", w, " has not finished reading round ", prev);
@@ -494,6 +541,9 @@ class Model {
     } else if (op.kind == OpKind::kWaitFull) {
       s << "'s consumer warp " << a.warp << " (round " << op.round << ") ";
       barrier(true);
+    } else if (op.kind == OpKind::kTurnWait) {
+      s << "'s consumer warp " << a.warp << " waits for turn " << op.round - 1 << "'s hand-over, "
+        << c.turn_passes[op.round - 1] << " of " << warps_per_turn() << " warps passed";
     } else if (op.kind == OpKind::kDrain) {
       s << " cannot exit: its producer and consumer warps are not all done (" << c.busy << " left)";
     } else {

@@ -70,7 +70,9 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
                       cluster_n, multicast_a, multicast_b (0/1), swizzle, max_sms, companion (0/1),
                       k_splits, swap_ab (0/1; 1: rows with m > 64 are marked unavailable),
                       fused_reduce (0/1: split-K slices summed by the reduce kernel or in the GEMM),
-                      cluster_reduce (0/1: 1 sums them across a cluster of k_splits CTAs)
+                      cluster_reduce (0/1: 1 sums them across a cluster of k_splits CTAs),
+                      split_columns (0/1), pingpong (0/1: the consumer warpgroups take whole
+                      tiles in turn, each epilogue under the other's main loop)
   --split-compare     one row each for the planner's choice, split-K off (k_splits=1) and
                       forced to 2, 3, 4, 8 and 16 slices, for each problem
   --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters

@@ -26,6 +26,13 @@ std::vector<int> companion_choices(int given, const ClusterShape& cs, uint32_t k
   return {-1, 1};
 }
 
+// Ping-pong kernels: as the caller set it, else the planner's own choice and forced on (where
+// they do not apply, pingpong=1 plans nothing and is passed over).
+std::vector<int> pingpong_choices(int given) {
+  if (given != -1) return {given};
+  return {-1, 1};
+}
+
 // Swapped operands (swap_ab): as the caller set it, else both; where they do not apply (m > 64,
 // another layout) swap_ab=1 plans nothing and is passed over.
 std::vector<int> swap_choices(int given) {
@@ -47,6 +54,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   if (p.companion) c.companion = 1;
   c.swap_ab = k.swap_ab ? 1 : 0;  // explicit: the auto rule could swap an unswapped tile's problem
   c.split_columns = k.split_columns ? 1 : 0;  // explicit: auto weighs both kinds of some tiles
+  c.pingpong = k.pingpong ? 1 : 0;            // explicit: auto's rule could put a tile in turns
   // Explicit both ways: the slices summed across a cluster, or by the reduce kernel.
   if (p.k_splits > 1) c.cluster_reduce = k.k_cluster > 1 ? 1 : 0;
   return c;
@@ -55,16 +63,17 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
 // How a plan's K slices are summed.
 enum class SliceSum { kUnsplit, kReduceKernel, kInGemm, kAcrossCluster };
 
-// What kind of plan a config is: its tile height (block_m), whether its operands are swapped or
-// its columns split between the consumer warpgroups, and how its K slices are summed.
-using PlanKind = std::tuple<uint32_t, bool, bool, SliceSum>;
+// What kind of plan a config is: its tile height (block_m), whether its operands are swapped, its
+// columns split between the consumer warpgroups or its tiles taken in turns, and how its K slices
+// are summed.
+using PlanKind = std::tuple<uint32_t, bool, bool, bool, SliceSum>;
 PlanKind kind_of(const plan::GemmPlan& p) {
   const GemmKernelSpec& k = p.main.kernel;
   SliceSum sum = SliceSum::kReduceKernel;
   if (p.k_splits == 1) sum = SliceSum::kUnsplit;
   else if (k.k_cluster > 1) sum = SliceSum::kAcrossCluster;
   else if (k.fused_reduce) sum = SliceSum::kInGemm;
-  return {k.block_m, k.swap_ab, k.split_columns, sum};
+  return {k.block_m, k.swap_ab, k.split_columns, k.pingpong, sum};
 }
 
 // A kind whose cheapest config the model puts more than this many times above the cheapest of
@@ -106,7 +115,7 @@ std::string plan_key(const plan::GemmPlan& p) {
     << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
     << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
     << p.sm_budget << (k.swap_ab ? " swap-AB" : "") << (k.k_cluster > 1 ? " in-cluster" : "")
-    << (k.split_columns ? " split-columns" : "");
+    << (k.split_columns ? " split-columns" : "") << (k.pingpong ? " ping-pong" : "");
   if (p.companion)
     s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
       << ")";
@@ -126,23 +135,25 @@ Sweep sweep_configs(const plan::GemmDesc& desc, const plan::DeviceFacts& facts, 
     for (int mca : multicast_choices(base.multicast_a, cs.n > 1))    // A is shared along N
       for (int mcb : multicast_choices(base.multicast_b, cs.m > 1))  // B is shared along M
         for (int companion : companion_choices(base.companion, cs, base.k_splits))
-          for (int swap : swap_choices(base.swap_ab)) {
-            GemmConfig o = base;
-            o.cluster_m = cs.m;
-            o.cluster_n = cs.n;
-            o.multicast_a = mca;
-            o.multicast_b = mcb;
-            o.companion = companion;
-            o.swap_ab = swap;
-            std::vector<plan::GemmPlan> ranked;
-            try {
-              ranked = plan::rank_plans(desc, facts, o);
-            } catch (const Error&) {
-              continue;  // nothing of this cluster fits (the SM budget, shared memory): not a config
+          for (int swap : swap_choices(base.swap_ab))
+            for (int turns : pingpong_choices(base.pingpong)) {
+              GemmConfig o = base;
+              o.cluster_m = cs.m;
+              o.cluster_n = cs.n;
+              o.multicast_a = mca;
+              o.multicast_b = mcb;
+              o.companion = companion;
+              o.swap_ab = swap;
+              o.pingpong = turns;
+              std::vector<plan::GemmPlan> ranked;
+              try {
+                ranked = plan::rank_plans(desc, facts, o);
+              } catch (const Error&) {
+                continue;  // nothing of this cluster fits (the SM budget, shared memory): not a config
+              }
+              for (plan::GemmPlan& p : ranked)
+                if (seen.insert(plan_key(p)).second) all.push_back({forcing(p, base), std::move(p), false});
             }
-            for (plan::GemmPlan& p : ranked)
-              if (seen.insert(plan_key(p)).second) all.push_back({forcing(p, base), std::move(p), false});
-          }
 
   std::stable_sort(all.begin(), all.end(),
                    [](const SweepConfig& a, const SweepConfig& b) { return a.plan.cost.total_us < b.plan.cost.total_us; });

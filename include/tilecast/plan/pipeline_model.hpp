@@ -10,7 +10,8 @@
 // barriers the model plays:
 //   - overwrite: a load into stage s of CTA y for round R while a consumer warp of y has not
 //     finished reading round R - stages;
-//   - early read: a consumer passes its full barrier for round R before all of R's loads landed;
+//   - early read: a consumer passes its full barrier for round R before all of R's loads landed
+//     (a parity wait more than one phase ahead of its barrier passes early: this catches it);
 //   - exit: an arrival or a load aimed at a CTA that has exited;
 //   - deadlock: nothing can move but not everything is done (each stuck agent says what it waits on);
 //   - balance: at the end every barrier sits at a phase boundary, and no arrival overflows a phase.
@@ -27,7 +28,14 @@ namespace tilecast::plan {
 
 struct PipelineModelOptions {
   uint32_t stages = 4;          // ring depth
-  uint32_t consumer_warps = 8;  // releasing warps per CTA
+  uint32_t consumer_warps = 8;  // consumer warps per CTA
+  // Ping-pong (GemmKernelSpec::pingpong): the consumer warps are two warpgroups that take the
+  // CTA's tiles in turn; only the turn's warps wait for and release its rounds (the ring's
+  // releasers are half the warps), and turn t + 1 starts only once turn t's warps have passed its
+  // rounds (consumer.cuh's turn barriers).
+  bool turns = false;
+  // Tests only: turns without the hand-over, to plant a fault.
+  bool skip_turn_waits = false;
   uint32_t elem_bytes = 2;      // BF16 operands: the transaction bytes of a box
   uint64_t seed = 1;            // the interleaving
   // The kernel's final cluster barrier (leave_cluster, in kernels with dynamic units only): no CTA

@@ -276,6 +276,135 @@ TEST(GemmSpec, ColumnSplitTilesTakeEveryRowAndHalfTheColumns) {
   EXPECT_EQ(gemm_spec_error(nn), nullptr) << "128 columns a warpgroup are";
 }
 
+// A ping-pong spec: two consumer warpgroups, each over the whole tile in its turn.
+GemmKernelSpec pingpong(uint32_t bm, uint32_t bn, uint32_t stages) {
+  GemmKernelSpec s = spec(bm, bn, stages);
+  s.pingpong = true;
+  s.consumer_warpgroups = kPingpongWarpgroups;
+  return s;
+}
+
+TEST(GemmSpec, PingpongWarpgroupsTakeWholeTilesAndReleaseTheirOwnStages) {
+  const GemmGeometry g = gemm_geometry(pingpong(128, 128, 6));
+  EXPECT_EQ(g.threads, 384u);
+  EXPECT_EQ(g.warpgroup_m, 128u);
+  EXPECT_EQ(g.warpgroup_n, 128u);
+  EXPECT_EQ(g.atoms_m, 2u);
+  EXPECT_EQ(g.accumulators, 128u);
+  EXPECT_EQ(g.stage_readers, 4u) << "the warps of the turn's warpgroup, not all eight";
+  EXPECT_EQ(gemm_geometry(spec(128, 128, 6)).stage_readers, 8u) << "cooperative: every consumer warp";
+  EXPECT_EQ(g.smem.launch_bytes, gemm_geometry(spec(128, 128, 6)).smem.launch_bytes) << "the same shared memory";
+  EXPECT_EQ(gemm_geometry_error(pingpong(128, 128, 6)), nullptr);
+  const GemmGeometry wide = gemm_geometry(pingpong(64, 256, 4));
+  EXPECT_EQ(wide.atoms_m, 1u);
+  EXPECT_EQ(wide.warpgroup_n, 256u);
+  EXPECT_EQ(gemm_geometry_error(pingpong(64, 256, 4)), nullptr);
+  const auto refused = [](GemmKernelSpec s, const char* why) {
+    const char* e = gemm_spec_error(s);
+    ASSERT_NE(e, nullptr) << why;
+    EXPECT_NE(std::string(e).find(why), std::string::npos) << e;
+  };
+  refused(pingpong(128, 256, 4), "more accumulators");  // 2 atoms x 128
+  refused(pingpong(192, 64, 4), "64 or 128 rows");
+  GemmKernelSpec three = pingpong(128, 128, 4);
+  three.consumer_warpgroups = 3;
+  refused(three, "two consumer warpgroups");
+  GemmKernelSpec c = pingpong(128, 128, 4);
+  c.has_c = true;
+  refused(c, "no C and no bias");
+  GemmKernelSpec grouped = pingpong(128, 128, 4);
+  grouped.type = GemmType::kMGroupedContiguous;
+  refused(grouped, "dense and batched");
+  GemmKernelSpec split = pingpong(128, 128, 4);
+  split.split_k = true;
+  split.out = DType::kFP32;
+  refused(split, "unsplit, unswapped");
+  GemmKernelSpec companion = pingpong(128, 128, 4);
+  companion.cluster = {2, 2};
+  companion.dynamic_units = true;
+  refused(companion, "companion");
+  GemmKernelSpec tt = pingpong(128, 128, 4);
+  tt.layout = GemmLayout::kTT;
+  tt.cluster = {2, 1};
+  EXPECT_EQ(gemm_spec_error(tt), nullptr) << "every layout and cluster";
+  // Its own kernel: a field of the fingerprint, so never the cooperative kernel's JIT entry.
+  EXPECT_NE(spec_fingerprint(pingpong(128, 128, 6)), spec_fingerprint(spec(128, 128, 6)));
+}
+
+TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  // Where the pick would be cooperative 128x256 in 1x1 with at most 24 k-steps a tile, auto runs
+  // 128x128 in turns (measured: K = 512 and 1536 of the m4096 list 1.4-3% faster than 128x256).
+  for (const uint32_t k : {512u, 1536u}) {
+    GemmDesc d = dense(4096, 7168, k);
+    assume_padded_rows(d);
+    const GemmConfig cooperative = [] {
+      GemmConfig o;
+      o.pingpong = 0;
+      return o;
+    }();
+    const GemmPlan without = plan_gemm(d, h200, cooperative);
+    ASSERT_EQ(without.main.kernel.block_n, 256u) << without.describe() << ": the rule's premise";
+    const GemmPlan p = plan_gemm(d, h200);
+    EXPECT_TRUE(p.main.kernel.pingpong) << k << ": " << p.describe();
+    EXPECT_EQ(p.main.kernel.block_m, 128u);
+    EXPECT_EQ(p.main.kernel.block_n, 128u);
+    EXPECT_EQ(p.main.kernel.cluster, (ClusterShape{1, 1}));
+    EXPECT_EQ(p.k_splits, 1u);
+    EXPECT_NE(p.describe().find("ping-pong"), std::string::npos) << p.describe();
+  }
+  // K = 2048 (32 k-steps: 0.4% slower in turns) and longer keep the cooperative tile, as do C, a
+  // bias, another layout, a grouped problem, a caller's width and few waves of tiles.
+  const auto cooperative_pick = [&](const GemmDesc& d, const GemmConfig& o = {}) {
+    const GemmPlan p = plan_gemm(d, h200, o);
+    EXPECT_FALSE(p.main.kernel.pingpong) << p.describe();
+  };
+  cooperative_pick(dense(4096, 7168, 2048));
+  cooperative_pick(dense(4096, 4096, 7168));
+  cooperative_pick(dense(1024, 7168, 512));  // 32 tiles of 128x256: a quarter of a wave
+  cooperative_pick(dense(8192, 8192, 8192));
+  cooperative_pick(dense_desc(4096, 7168, 1536, 1, DType::kBF16, true));
+  GemmDesc bias = dense(4096, 7168, 1536);
+  bias.has_bias = true;
+  cooperative_pick(bias);
+  cooperative_pick(dense_desc(4096, 7168, 1536, 1, DType::kBF16, false, GemmLayout::kTN));
+  cooperative_pick(mgrouped_contiguous_desc(ContiguousLayout::kOffsets, 4 * 4096, 7168, 1536, 4, DType::kBF16));
+  GemmConfig wide;
+  wide.block_n = 256;
+  cooperative_pick(dense(4096, 7168, 1536), wide);
+  GemmConfig off;
+  off.pingpong = 0;
+  for (const GemmPlan& p : rank_plans(dense(4096, 7168, 1536), h200, off)) EXPECT_FALSE(p.main.kernel.pingpong);
+  // Asked for: only ping-pong plans, 64- and 128-row tiles of at most 128 accumulators.
+  GemmConfig on;
+  on.pingpong = 1;
+  const std::vector<GemmPlan> turns = rank_plans(dense(4096, 4096, 7168), h200, on);
+  ASSERT_FALSE(turns.empty());
+  for (const GemmPlan& p : turns) {
+    EXPECT_TRUE(p.main.kernel.pingpong) << p.describe();
+    EXPECT_EQ(p.main.kernel.consumer_warpgroups, 2u);
+    EXPECT_LE(p.main.kernel.block_m / 64 * p.main.kernel.block_n / 2, kMaxAccumulators) << p.describe();
+    EXPECT_EQ(p.k_splits, 1u);
+  }
+  on.block_m = 128;
+  on.block_n = 256;
+  EXPECT_THROW(plan_gemm(dense(4096, 4096, 7168), h200, on), Error) << "2 atoms x 128: more than a consumer holds";
+  GemmConfig with_c;
+  with_c.pingpong = 1;
+  try {
+    plan_gemm(dense_desc(4096, 4096, 7168, 1, DType::kBF16, true), h200, with_c);
+    ADD_FAILURE() << "a ping-pong kernel takes no C";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("takes no C and no bias"), std::string::npos) << e.what();
+  }
+  try {
+    plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200, with_c);
+    ADD_FAILURE() << "a k-grouped problem takes no ping-pong kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("for dense and batched GEMMs only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GemmPlanner, ColumnSplitTilesOfARuleOrWhenAskedFor) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
   GemmDesc d = dense(4104, 4104, 4104);
@@ -497,10 +626,13 @@ TEST(GemmPlanner, TileWidthsFollowTheMeasuredOrderings) {
     uint32_t m, n, k, block_n;
   };
   // (4097^3 left this list: with its rows off a line its choice is multicast's, tested below.)
+  // The cost terms' ordering among cooperative tiles: ping-pong's rule aside.
+  GemmConfig cooperative;
+  cooperative.pingpong = 0;
   for (const Case& c : {Case{4096, 2112, 7168, 176},   // 161 us, against 172 with 192 and 217 with 256
                         Case{4096, 24576, 1536, 256},  // 411 us, against 418 with 192 and 411 with 176
                         Case{4096, 576, 7168, 144}}) { // one wave of 128 tiles
-    EXPECT_EQ(plan_gemm(dense(c.m, c.n, c.k), DeviceFacts::h200_model()).main.kernel.block_n, c.block_n)
+    EXPECT_EQ(plan_gemm(dense(c.m, c.n, c.k), DeviceFacts::h200_model(), cooperative).main.kernel.block_n, c.block_n)
         << c.m << "x" << c.n << "x" << c.k;
   }
 }

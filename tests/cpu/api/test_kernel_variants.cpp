@@ -67,7 +67,8 @@ void add_if_buildable(std::vector<WarmItem>& items, const plan::GemmDesc& desc, 
   probe.swap_ab = config.swap_ab == 1;
   if (config.cluster_m) probe.cluster = ClusterShape{config.cluster_m, config.cluster_n};
   probe.split_columns = config.split_columns == 1;
-  if (probe.split_columns) probe.consumer_warpgroups = 2;
+  probe.pingpong = config.pingpong == 1;
+  if (probe.split_columns || probe.pingpong) probe.consumer_warpgroups = 2;
   if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
 }
 
@@ -303,6 +304,30 @@ TEST(KernelVariants, ColumnSplitCompileWithoutLocalMemory) {
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   for (const GemmKernelSpec& k : specs) EXPECT_TRUE(k.split_columns) << k.block_m << "x" << k.block_n;
   expect_clean_compiles(specs, dir, 24);  // the 4x1 turns and C with a bias are not column-split kernels
+}
+
+// Ping-pong kernels (pingpong=1): the tiles of at most 128 accumulators a warpgroup in turns
+// (128x128, 128x96, 64x256), each output dtype, dense and batched, every cluster shape, and the
+// layouts.
+TEST(KernelVariants, PingpongCompileWithoutLocalMemory) {
+  const auto dir = own_cache_dir("tilecast-pingpong");
+  std::vector<WarmItem> items;
+  int rotate = 0;
+  const auto add = [&](uint32_t bm, uint32_t bn, DType out, GemmLayout layout) {
+    const plan::GemmDesc d = plan::dense_desc(4096, 4096, 4096, rotate % 2 ? 2 : 1, out, false, layout);
+    GemmConfig o = variant_config(bm, bn, kClusterShapes[rotate % 6]);
+    o.pingpong = 1;
+    add_if_buildable(items, d, o);
+    ++rotate;
+  };
+  for (const auto& [bm, bn] : {std::pair{128u, 128u}, std::pair{128u, 96u}, std::pair{64u, 256u}})
+    for (DType out : {DType::kBF16, DType::kFP32})
+      for (GemmLayout layout : {GemmLayout::kNT, GemmLayout::kTT}) add(bm, bn, out, layout);
+  add(128, 128, DType::kBF16, GemmLayout::kNN);
+  add(128, 128, DType::kBF16, GemmLayout::kTN);
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  for (const GemmKernelSpec& k : specs) EXPECT_TRUE(k.pingpong) << k.block_m << "x" << k.block_n;
+  expect_clean_compiles(specs, dir, 12);
 }
 
 // The timeline diagnostic (-DTILECAST_TIMELINE through TILECAST_JIT_OPTIONS,

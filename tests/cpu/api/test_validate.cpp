@@ -341,7 +341,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 16;
+constexpr size_t kGemmConfigFields = 17;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -409,6 +409,17 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: split_columns=1 is for unsplit, unswapped kernels"),
       config([](GemmConfig& c) { c.split_columns = 1, c.cluster_m = 4, c.cluster_n = 1; },
              "config: split_columns=1 with cluster 4x1: a column-split tile's cluster is at most 2 CTAs along M"),
+      config([](GemmConfig& c) { c.pingpong = 2; }, "config: pingpong 2 is not -1 (auto), 0 (off) or 1 (on)"),
+      config([](GemmConfig& c) { c.pingpong = 1, c.block_m = 192; },
+             "config: pingpong=1 with block_m 192: a ping-pong tile is 64 or 128 rows"),
+      config([](GemmConfig& c) { c.pingpong = 1, c.k_splits = 2; },
+             "config: pingpong=1 is for unsplit, unswapped kernels (not with swap_ab=1, k_splits > 1, fused_reduce=1, "
+             "cluster_reduce=1 or split_columns=1)"),
+      config([](GemmConfig& c) { c.pingpong = 1, c.swap_ab = 1; }, "config: pingpong=1 is for unsplit, unswapped kernels"),
+      config([](GemmConfig& c) { c.pingpong = 1, c.split_columns = 1; },
+             "config: pingpong=1 is for unsplit, unswapped kernels"),
+      config([](GemmConfig& c) { c.pingpong = 1, c.cluster_m = 2, c.cluster_n = 2, c.companion = 1; },
+             "config: pingpong=1 runs without a companion launch (companion=1)"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

@@ -144,11 +144,12 @@ TEST(BenchSweep, SplitsKWhereThePlannerWouldWeighIt) {
     EXPECT_EQ(c.plan.k_splits, 1u);
 }
 
-// A config's kind: tile height, swapped or not, and how its K slices are summed (none, the reduce
-// kernel, in the GEMM, across a cluster).
-std::tuple<uint32_t, bool, int> kind(const SweepConfig& c) {
+// A config's kind: tile height, swapped or not, in turns or not, and how its K slices are summed
+// (none, the reduce kernel, in the GEMM, across a cluster).
+using Kind = std::tuple<uint32_t, bool, bool, int>;
+Kind kind(const SweepConfig& c) {
   const plan::GemmPlan& p = c.plan;
-  return {p.main.kernel.block_m, p.main.kernel.swap_ab,
+  return {p.main.kernel.block_m, p.main.kernel.swap_ab, p.main.kernel.pingpong,
           p.k_splits == 1 ? 0 : p.main.kernel.k_cluster > 1 ? 3 : p.main.kernel.fused_reduce ? 2 : 1};
 }
 
@@ -163,7 +164,7 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
     double cheapest = all.configs[0].plan.cost.total_us;
     for (const SweepConfig& c : all.configs) cheapest = std::min(cheapest, c.plan.cost.total_us);
     const auto in_reach = [&](const SweepConfig& c) { return c.plan.cost.total_us <= kKindReach * cheapest; };
-    std::set<std::tuple<uint32_t, bool, int>> kinds{kind(all.configs[0])};
+    std::set<Kind> kinds{kind(all.configs[0])};
     for (const SweepConfig& c : all.configs)
       if (in_reach(c)) kinds.insert(kind(c));
     ASSERT_GE(kinds.size(), 2u) << m;
@@ -175,7 +176,7 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
       // Every kind's cheapest in reach is in (as far as the limit reaches), and the rest are the
       // cheapest of what is left: each kept config is either such a kind's first or comes before
       // every config left out.
-      std::set<std::tuple<uint32_t, bool, int>> timed;
+      std::set<Kind> timed;
       for (const SweepConfig& c : s.configs)
         if (kinds.count(kind(c))) timed.insert(kind(c));
       EXPECT_EQ(timed.size(), std::min(limit, kinds.size())) << m << " limit " << limit;
@@ -187,7 +188,7 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
           first_left_out = i;
           break;
         }
-      std::set<std::tuple<uint32_t, bool, int>> seen;
+      std::set<Kind> seen;
       for (size_t i = 0; i < all.configs.size(); ++i) {
         const bool kind_first = seen.insert(kind(all.configs[i])).second && in_reach(all.configs[i]);
         if (kept.count(plan_key(all.configs[i].plan))) {
@@ -220,8 +221,12 @@ TEST(BenchSweep, FieldsTheCallerSetStayFixed) {
     EXPECT_EQ(c.config.multicast_b, 0);
     EXPECT_FALSE(c.plan.companion);
   }
-  // One config per tile shape: nothing else is left to vary at 8192^3 (no split-K there).
-  EXPECT_EQ(s.total, 2 * std::size(kWgmmaBF16Widths));
+  // One config per tile shape, cooperative or in turns: nothing else is left to vary at 8192^3 (no
+  // split-K there). Ping-pong tiles hold at most 128 accumulators a thread: 64 rows of any width,
+  // 128 rows up to 128 wide.
+  const size_t narrow = std::ranges::count_if(kWgmmaBF16Widths, [](uint32_t w) { return w <= 128; });
+  EXPECT_EQ(s.total, 2 * std::size(kWgmmaBF16Widths) + std::size(kWgmmaBF16Widths) + narrow);
+  EXPECT_TRUE(std::ranges::any_of(s.configs, [](const SweepConfig& c) { return c.config.pingpong == 1; }));
 
   GemmConfig bad;
   bad.cluster_m = 4;

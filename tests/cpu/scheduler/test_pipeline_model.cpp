@@ -79,6 +79,30 @@ TEST(PipelineModel, KernelProtocolHoldsOverRandomProblems) {
   RecordProperty("rounds", std::to_string(rounds));
 }
 
+// Ping-pong: the same random problems with the two warpgroups taking tiles in turn, each round
+// waited for and released by its turn's four warps only (GemmKernelSpec::pingpong).
+TEST(PipelineModel, TakingTurnsHoldsOverRandomProblems) {
+  ProblemGenerator gen(20261204);
+  uint64_t runs = 0, multicasts = 0;
+  for (const auto& [cluster, type] : every_shape_and_type()) {
+    for (int i = 0; i < 10; ++i) {
+      ModelCase c(gen, cluster, type);
+      c.options.consumer_warps = 8;
+      c.options.turns = true;
+      for (int run = 0; run < 2; ++run) {
+        c.options.seed = gen.rng()();
+        c.options.exit_barrier = run == 0;
+        const PipelineModelResult r = play(c.problem->problem, c.config, c.clusters, c.options);
+        ASSERT_TRUE(r.ok()) << c.describe() << " in turns:\n" << listing(r.violations);
+        ++runs;
+        multicasts += r.stats.multicast_loads;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 6u * 5 * 10 * 2);
+  EXPECT_GT(multicasts, 0u);
+}
+
 // 8 x 8 tiles of 128, 8 k-steps each, played by two clusters.
 const GemmProblem kProblem = dense(1024, 1024, 512);
 constexpr uint32_t kClusters = 2;
@@ -237,6 +261,34 @@ TEST(PipelineModel, OneStageDeadlocks) {
   const PipelineModelResult r = play(kProblem, config(1, 1), 1, options(1));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.violations.front().find(kDeadlock), std::string::npos) << listing(r.violations);
+}
+
+// Turns without the hand-over: a warpgroup that skips the other's rounds waits for its own first
+// round while the stage's barrier is still a phase behind, and its parity wait passes at once:
+// it reads a stage before its round's loads land.
+TEST(PipelineModelCatchesFaults, TakingTurnsWithoutTheHandOverReadsEarly) {
+  for (const ClusterShape& cluster : {ClusterShape{1, 1}, kShared[0], kShared[3]}) {
+    PipelineModelOptions clean = options(2);
+    clean.consumer_warps = 8;
+    clean.turns = true;
+    PipelineModelOptions faulty = clean;
+    faulty.skip_turn_waits = true;
+    faulty.max_violations = 100000;
+    EXPECT_TRUE(caught(cluster, clean, faulty, kEarlyRead, false)) << shape(cluster);
+  }
+}
+
+// Turns with every consumer warp counted on the empty barriers (the cooperative count): the
+// other warpgroup never releases the turn's rounds, so no phase after the first lap completes.
+TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeReleaseCountDeadlocks) {
+  for (const ClusterShape& cluster : {ClusterShape{1, 1}, kShared[1]}) {
+    PipelineModelOptions clean = options();
+    clean.consumer_warps = 8;
+    clean.turns = true;
+    PipelineModelOptions faulty = clean;
+    faulty.protocol = [](uint32_t, RingProtocol& p) { p.empty_arrivals *= 2; };
+    EXPECT_TRUE(caught(cluster, clean, faulty, kDeadlock)) << shape(cluster);
+  }
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.fused_reduce != -1) s += config.fused_reduce ? "_fused" : "_reducekernel";
   if (config.cluster_reduce == 1) s += "_inclusterreduce";
   if (config.split_columns == 1) s += "_splitcols";
+  if (config.pingpong == 1) s += "_pingpong";
   return s;
 }
 

@@ -110,6 +110,35 @@ std::vector<GemmCase> correctness_cases() {
     c.with_c = true;
     out.push_back(c);
   }
+  // Ping-pong kernels (pingpong: the two consumer warpgroups take whole tiles in turn): 128x128,
+  // 64x256 and 128x96 (a narrow last slab) over partial tiles, partial clusters (phantom tiles
+  // take turns too, and 3 x 5 blocks leave the last hand-over unpaired), M = 1 and a batch; every
+  // cluster shape and both outputs (no C, no bias: spec.cuh). Then on a few SMs, so that each CTA
+  // takes many turns, and in the other layouts.
+  const GemmCase turns[] = {{"pingpong_partial", 1000, 700, 320}, {"pingpong_partial_clusters", 384, 640, 200},
+                            {"pingpong_m1", 1, 512, 256}, {"pingpong_batched", 300, 520, 136, 3}};
+  const std::pair<uint32_t, uint32_t> turn_tiles[] = {{128, 128}, {64, 256}, {128, 96}};
+  for (const ClusterShape& cs : kClusterShapes)
+    for (const GemmCase& s : turns) {
+      GemmCase c = with_tiles(s, cs);
+      const uint32_t variant = turn++;
+      std::tie(c.config.block_m, c.config.block_n) = turn_tiles[variant % 3];
+      c.config.pingpong = 1;
+      c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      out.push_back(c);
+    }
+  for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}}) {
+    GemmCase c = with_tiles({"pingpong_many_turns", 1500, 1000, 192}, cs);
+    c.config.pingpong = 1;
+    c.config.max_sms = 4;
+    out.push_back(c);
+  }
+  for (const GemmLayout layout : {GemmLayout::kTT, GemmLayout::kNN, GemmLayout::kTN}) {
+    GemmCase c = with_tiles({"pingpong_layout", 1000, 700, 200}, ClusterShape{1, 2});
+    c.layout = layout;
+    c.config.pingpong = 1;
+    out.push_back(c);
+  }
   return out;
 }
 

@@ -165,6 +165,12 @@ TC_DEVICE TC_FORCEINLINE void barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// barrier.arrive id, count; sm_70. Counts this thread on named barrier `id` without waiting (the
+// other side of a barrier_sync by the rest of `threads`). Not .aligned, like barrier_sync.
+TC_DEVICE TC_FORCEINLINE void barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // barrier.red.or.pred p, id, count, q; sm_70. A barrier of `threads` threads (named barrier `id`,
 // as barrier_sync) that also returns, to every one of them, whether `pred` held in any: a
 // warpgroup's vote without a word of shared memory. Not .aligned, like barrier_sync.

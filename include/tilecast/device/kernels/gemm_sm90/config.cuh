@@ -63,7 +63,11 @@ struct GemmSm90Config {
   static constexpr uint32_t kAtomsM = kGeo.atoms_m;
   static constexpr bool kSplitColumns = kSpec.split_columns;
   // The tile row and column where consumer warpgroup `wg`'s part of the tile starts.
-  static TC_HOST_DEVICE constexpr uint32_t warpgroup_row(uint32_t wg) { return kSplitColumns ? 0 : wg * kWarpgroupM; }
+  // The consumer warpgroups take whole tiles in turn (spec.cuh, consumer.cuh).
+  static constexpr bool kPingpong = kSpec.pingpong;
+  static TC_HOST_DEVICE constexpr uint32_t warpgroup_row(uint32_t wg) {
+    return kSplitColumns || kPingpong ? 0 : wg * kWarpgroupM;
+  }
   static TC_HOST_DEVICE constexpr uint32_t warpgroup_col(uint32_t wg) { return kSplitColumns ? wg * kWarpgroupN : 0; }
   static constexpr uint32_t kTileABytes = kGeo.tile_a_bytes;
   static constexpr uint32_t kTileBBytes = kGeo.tile_b_bytes;
@@ -78,9 +82,10 @@ struct GemmSm90Config {
   static constexpr uint32_t kUnitSlots = kGeo.unit_slots;
 
   // A k_cluster kernel's peers read other K slices: nothing is multicast, and each CTA's operand
-  // ring is its own (released on its own barriers, not on rank 0's).
+  // ring is its own (released on its own barriers, not on rank 0's). Each stage is released by the
+  // warps that read it (kGeo.stage_readers).
   static constexpr RingProtocol kOperandRing = kClusterReduce ? local_ring_protocol(kStages, kConsumerWarps)
-                                                              : operand_ring_protocol(kCluster, kConsumerWarps, kStages);
+                                                              : operand_ring_protocol(kCluster, kGeo.stage_readers, kStages);
   static constexpr RingProtocol kUnitRing = unit_ring_protocol(kCluster, kGeo.unit_readers_per_cta, kUnitSlots);
   // Each consumer warpgroup's C ring: filled by the epilogue loader, released by the
   // warpgroup's first thread once the slab's TMA store has read it.

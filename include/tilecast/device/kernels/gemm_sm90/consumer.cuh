@@ -27,12 +27,31 @@ using EpilogueOf = pick_type<
     pick_type<Cfg::kFusedReduce, FusedSplitEpilogue<Cfg>,
               pick_type<Cfg::kClusterReduce, ClusterSplitEpilogue<Cfg>, Epilogue<Cfg>>>>;
 
+// Ping-pong (GemmKernelSpec::pingpong): the two consumer warpgroups take the CTA's tiles in turn
+// and run their main loops one after the other, each one's epilogue under the other's main loop.
+// The warpgroup of turn t hands over on named barrier kFirstMainloopTurn + t % 2 once it has
+// waited for its tile's last round and issued its MMAs; the warpgroup of turn t + 1 waits there
+// before its first round. The order also makes it safe to skip the other's rounds: when a
+// warpgroup waits for round R, every round before R has been waited for, so stage R % stages'
+// full barrier is at most one phase behind, and no later round can land in that stage before
+// this warpgroup releases R (the stage's readers are the four warps of its turn: stage_readers).
+inline constexpr uint32_t kTurnBarrierThreads = 2 * kWarpgroupThreads;  // one warpgroup arrives, one waits
+TC_DEVICE TC_FORCEINLINE void pass_turn(uint32_t turn) {
+  __syncwarp();
+  ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + turn % 2, kTurnBarrierThreads);
+}
+TC_DEVICE TC_FORCEINLINE void wait_turn(uint32_t turn) {
+  __syncwarp();
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + (turn - 1) % 2, kTurnBarrierThreads);
+}
+
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
-// them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma).
+// them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma). With
+// pingpong, `turn` is the tile's turn, handed over once its rounds are passed.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const StageRing<Cfg::kOperandRing>& ring,
                                        EpilogueOf<Cfg>& epilogue, const TileWork& w, PipelineState<Cfg::kStages>& state,
-                                       uint32_t warpgroup, uint32_t lane, const WaitBound& bound) {
+                                       uint32_t warpgroup, uint32_t lane, const WaitBound& bound, uint32_t turn) {
   using Mma = ptx::WgmmaBF16<Cfg::kWarpgroupN>;
   float acc[Cfg::kAtomsM][Cfg::kWarpgroupN / 2];
   if (w.num_k_steps == 0) {
@@ -42,7 +61,10 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
       for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
         for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) acc[a][i] = 0.0f;
+      if constexpr (Cfg::kPingpong) pass_turn(turn);
       epilogue.store(w, acc);
+    } else if constexpr (Cfg::kPingpong) {
+      pass_turn(turn);
     }
     return;
   }
@@ -53,6 +75,7 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
       ring.release_by_warp(state.stage, lane);
       state.advance();
     }
+    if constexpr (Cfg::kPingpong) pass_turn(turn);
     return;
   }
   uint32_t prev_stage = 0;
@@ -98,6 +121,9 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
                                                     sw128_desc(b_lo + k16 * desc_step_k16(kB), kB), (kk | k16) != 0);
     }
     ptx::wgmma_commit_group();
+    // The other warpgroup's main loop may start while these MMAs run: the pipe stays fed.
+    if constexpr (Cfg::kPingpong)
+      if (kk + 1 == w.num_k_steps) pass_turn(turn);
 #pragma unroll
     for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
@@ -128,13 +154,20 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   EpilogueOf<Cfg> epilogue(smem, tma_d, tma_d_narrow, params, warpgroup);
   PipelineState<Cfg::kStages> state = consumer_start_state<Cfg::kStages>();
   PipelineState<Cfg::kTileSlots> tile = consumer_start_state<Cfg::kTileSlots>();
+  uint32_t turn = 0;
   for (;;) {
     tiles.wait(tile);
     const TileInfo info = smem.tile_slot[tile.stage];
     __syncwarp();  // every lane has its copy before the slot is given back
     if (lane == 0) tiles.release_by_thread(tile.stage);
     tile.advance();
-    if (info.flags & kTileEnd) break;
+    if (info.flags & kTileEnd) {
+      // The warpgroup whose turn would be next takes the last hand-over, so that every arrival
+      // on the turn barriers is waited for.
+      if constexpr (Cfg::kPingpong)
+        if (turn > 0 && turn % kPingpongWarpgroups == warpgroup) wait_turn(turn);
+      break;
+    }
     TileWork w;
     w.valid = (info.flags & kTileValid) != 0;
     w.num_k_steps = info.num_k_steps;
@@ -146,7 +179,17 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     w.cols = info.cols;
     w.k_begin = 0;
     w.k_end = info.k;
-    run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane, params.wait);
+    uint32_t this_turn = 0;
+    if constexpr (Cfg::kPingpong) {
+      this_turn = turn++;
+      if (this_turn % kPingpongWarpgroups != warpgroup) {
+        // The other warpgroup's tile: its rounds are not this one's to wait for or release.
+        for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) state.advance();
+        continue;
+      }
+      if (this_turn > 0) wait_turn(this_turn);
+    }
+    run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane, params.wait, this_turn);
   }
   if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
   epilogue.drain();

@@ -50,9 +50,12 @@ struct GemmGeometry {
   // One producer warpgroup (a single thread of it issues the TMA loads) and the consumers.
   uint32_t threads = 0;
   uint32_t consumer_warps = 0;
-  uint32_t warpgroup_m = 0;   // rows per consumer warpgroup (all block_m with split_columns)
+  uint32_t warpgroup_m = 0;   // rows per consumer warpgroup (all block_m with split_columns or pingpong)
   uint32_t warpgroup_n = 0;   // columns per consumer warpgroup (all block_n without split_columns)
   uint32_t atoms_m = 0;       // m64 wgmma atoms per consumer warpgroup
+  // Consumer warps that read and release each stage of the operand ring: all of them, or with
+  // pingpong the four of the warpgroup whose turn it is.
+  uint32_t stage_readers = 0;
   uint32_t accumulators = 0;  // FP32 registers per consumer thread
   uint32_t block_k = 0;
   // Registers after setmaxnreg: the consumers what their accumulators need, the producer
@@ -170,9 +173,10 @@ TC_HOST_DEVICE constexpr GemmGeometry gemm_geometry(const GemmKernelSpec& s) {
   GemmGeometry g;
   g.threads = kWarpgroupThreads * (1 + s.consumer_warpgroups);
   g.consumer_warps = 4 * s.consumer_warpgroups;
-  g.warpgroup_m = s.split_columns ? s.block_m : s.block_m / s.consumer_warpgroups;
+  g.warpgroup_m = s.split_columns || s.pingpong ? s.block_m : s.block_m / s.consumer_warpgroups;
   g.warpgroup_n = s.split_columns ? s.block_n / s.consumer_warpgroups : s.block_n;
   g.atoms_m = g.warpgroup_m / kWgmmaAtomRows;
+  g.stage_readers = s.pingpong ? g.consumer_warps / s.consumer_warpgroups : g.consumer_warps;
   g.accumulators = g.atoms_m * g.warpgroup_n / 2;
   g.block_k = kGemmBlockK;
   const uint32_t cap = kSm90RegistersPerSm / g.threads / 8 * 8;

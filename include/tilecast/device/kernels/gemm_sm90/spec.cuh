@@ -69,6 +69,14 @@ struct GemmKernelSpec {
   // tile (bench/results/2026-12-03-h200-cublas-tiles-c-prefetch.md). Dense and batched, unsplit,
   // unswapped; only when asked for (GemmConfig::split_columns).
   bool split_columns = false;
+  // Ping-pong: the two consumer warpgroups take the CTA's tiles in turn, each a whole tile
+  // (block_m / 64 atoms of block_n columns), and run their main loops one after the other, so that
+  // each one's epilogue runs under the other's main loop (consumer.cuh). With the tensor pipe
+  // otherwise idle during a cooperative tile's epilogue, short-K tiles gain most: 128x128 in turns
+  // ran 4096x32768x512 7% faster than cooperative 128x128 and 3% faster than cooperative 128x256
+  // (bench/results/2026-12-04-h200-pingpong.md). Dense and batched, unsplit, unswapped, no C, no
+  // bias, no companion.
+  bool pingpong = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
@@ -76,7 +84,7 @@ struct GemmKernelSpec {
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
            layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce && k_cluster == o.k_cluster &&
-           split_columns == o.split_columns;
+           split_columns == o.split_columns && pingpong == o.pingpong;
   }
 };
 
@@ -187,6 +195,24 @@ TC_HOST_DEVICE constexpr const char* split_columns_error(const GemmKernelSpec& s
   return nullptr;
 }
 
+// A ping-pong kernel's consumer warpgroups: two, taking turns.
+inline constexpr uint32_t kPingpongWarpgroups = 2;
+
+// Why a ping-pong spec cannot be built, or null.
+TC_HOST_DEVICE constexpr const char* pingpong_error(const GemmKernelSpec& s) {
+  if (s.block_m != 64 && s.block_m != 128) return "a ping-pong tile is 64 or 128 rows (one warpgroup's atoms)";
+  if (s.consumer_warpgroups != kPingpongWarpgroups) return "a ping-pong kernel has two consumer warpgroups";
+  if (!is_wgmma_width(s.block_n)) return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
+  if (s.block_m / kWgmmaAtomRows * s.block_n / 2 > kMaxAccumulators)
+    return "more accumulators than a consumer thread can hold (a ping-pong warpgroup holds the whole tile: "
+           "block_m / 64 x block_n / 2 > 128)";
+  if (s.type != GemmType::kNormal && s.type != GemmType::kBatched) return "pingpong is for dense and batched GEMMs only";
+  if (s.split_k || s.swap_ab || s.split_columns) return "pingpong is for unsplit, unswapped kernels without split columns";
+  if (s.has_c || s.has_bias) return "a ping-pong kernel takes no C and no bias";
+  if (s.dynamic_units) return "pingpong runs without a companion launch";
+  return nullptr;
+}
+
 // Why a swapped-operand spec (swap_ab) cannot be built, or null.
 TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
   if (s.block_m != kSwapBlockM) return "a swap_ab kernel's tiles are 128 rows over N (block_m 128)";
@@ -200,7 +226,9 @@ TC_HOST_DEVICE constexpr const char* swap_ab_error(const GemmKernelSpec& s) {
 // Why the kernel cannot be built for `s`, or null when it can. (Shared-memory fit is the
 // geometry's to check: gemm_geometry_error in geometry.cuh.)
 TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
-  if (s.split_columns) {
+  if (s.pingpong) {
+    if (const char* e = pingpong_error(s)) return e;
+  } else if (s.split_columns) {
     if (const char* e = split_columns_error(s)) return e;
   } else if (s.block_m != 64 && s.block_m != 128 && s.block_m != kThreeWarpgroupBlockM) {
     return "block_m must be 64, 128 or 192";
@@ -213,7 +241,7 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   }
   if (s.swap_ab) {
     if (const char* e = swap_ab_error(s)) return e;
-  } else if (!s.split_columns) {
+  } else if (!s.split_columns && !s.pingpong) {
     if (!is_wgmma_width(s.block_n)) return "block_n must be one of the wgmma widths (kWgmmaBF16Widths)";
     if (s.consumer_warpgroups == 0 || s.block_m % s.consumer_warpgroups != 0 ||
         (s.block_m / s.consumer_warpgroups) % kWgmmaAtomRows != 0)
@@ -270,12 +298,13 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab, fused_reduce, k_cluster and split_columns enter only when set, so that every spec
-  // without them keeps the fingerprint (and the generated source, and so the JIT cache entry) it
-  // had before the fields existed. Each enters as its own value (1, 2, k_cluster x 256 and 4), so
-  // that none can stand for another.
+  // swap_ab, fused_reduce, k_cluster, split_columns and pingpong enter only when set, so that
+  // every spec without them keeps the fingerprint (and the generated source, and so the JIT cache
+  // entry) it had before the fields existed. Each enters as its own value (1, 2, k_cluster x 256, 4
+  // and 8), so that none can stand for another.
   const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u,
-                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u};
+                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u,
+                                  s.pingpong ? 8u : 0u};
   for (uint32_t f : late_fields)
     if (f)
       for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -321,11 +350,21 @@ template <class Traits>
 TC_HOST_DEVICE constexpr bool split_columns(long) {
   return false;
 }
+// Traits::kPingpong where the traits have it, else false (written only when set, likewise).
+template <class Traits>
+TC_HOST_DEVICE constexpr auto pingpong(int) -> decltype(Traits::kPingpong, bool()) {
+  return Traits::kPingpong;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr bool pingpong(long) {
+  return false;
+}
 }  // namespace spec_detail
 
 // The spec a generated traits struct describes: the one place the kernel reads the field names
 // (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB,
-// kFusedReduce, kKCluster and kSplitColumns, which only the kernels that have them carry, excepted).
+// kFusedReduce, kKCluster, kSplitColumns and kPingpong, which only the kernels that have them
+// carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -347,6 +386,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.fused_reduce = spec_detail::fused_reduce<Traits>(0);
   s.k_cluster = spec_detail::k_cluster<Traits>(0);
   s.split_columns = spec_detail::split_columns<Traits>(0);
+  s.pingpong = spec_detail::pingpong<Traits>(0);
   return s;
 }
 
