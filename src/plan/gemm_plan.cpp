@@ -644,13 +644,14 @@ constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
 // Ping-pong kernels (two consumer warpgroups taking whole tiles in turn, each epilogue under the
 // other's main loop) are weighed by rule, not by cost: the terms do not model the epilogue, which
 // is what they hide. Where the pick would be a cooperative 128x256 tile in 1x1 of at most
-// kPingpongAutoMaxKSteps k-steps (unsplit, unswapped, no C, no bias, NT), auto runs 128x128 in
-// turns in 1x1 instead. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md): against
-// the cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps) 0.995-0.997x
-// cuBLAS against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32) 0.976-0.979x
-// against 0.982x; against the cooperative 128x128 (run B) 0.93-0.96 of the time on those three,
-// 0.98-0.99 on K = 7168 and 16384, where 128x256 stays ahead. In clusters of 2x1 it ran 6-7%
-// behind 1x1 on K = 512.
+// kPingpongAutoMaxKSteps k-steps (unsplit, unswapped, no C, no bias), auto runs 128x128 in turns
+// in 1x1 instead. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md): against the
+// cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps) 0.995-0.997x cuBLAS
+// against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32) 0.976-0.979x against
+// 0.982x; in one sweep loop (run D) in each of the four layouts K = 512 1.5-3.5% faster, K = 1536
+// 5-6% faster, K = 2048 1-2% slower; against the cooperative 128x128 (run B) 0.93-0.96 of the time
+// on those three, 0.98-0.99 on K = 7168 and 16384, where 128x256 stays ahead. In clusters of 2x1
+// it ran 6-7% behind 1x1 on K = 512.
 constexpr uint32_t kPingpongAutoMaxKSteps = 24;
 // ... and where the cooperative plan runs at least this many waves of tiles (the measured rows ran
 // 6.8 to 31): the turns hide an epilogue under the next tile's main loop, which a CTA of one or two
@@ -1009,8 +1010,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // Ping-pong by rule in front of the cooperative tile it replaces (kPingpongAutoMaxKSteps says where).
   const GemmKernelSpec& front = out.front().main.kernel;
   const bool auto_pingpong =
-      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && d.layout == GemmLayout::kNT &&
-      !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
+      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
       !front.split_columns && !out.front().companion && front.block_m == kPingpongAutoBlockM &&
       front.block_n == kPingpongAutoFromBlockN && front.cluster == ClusterShape{1, 1} &&
       ceil_div(p.k, kGemmBlockK) <= kPingpongAutoMaxKSteps && out.front().cost.waves >= kPingpongAutoMinWaves;

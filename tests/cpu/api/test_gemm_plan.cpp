@@ -353,8 +353,12 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
     EXPECT_EQ(p.k_splits, 1u);
     EXPECT_NE(p.describe().find("ping-pong"), std::string::npos) << p.describe();
   }
-  // K = 2048 (32 k-steps: 0.4% slower in turns) and longer keep the cooperative tile, as do C, a
-  // bias, another layout, a grouped problem, a caller's width and few waves of tiles.
+  // In every layout (measured in each: 1.5-6% faster on K = 512 and 1536).
+  for (const GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
+    EXPECT_TRUE(plan_gemm(dense_desc(4096, 24576, 1536, 1, DType::kBF16, false, layout), h200).main.kernel.pingpong)
+        << layout_name(layout);
+  // K = 2048 (32 k-steps: 0.4-2% slower in turns) and longer keep the cooperative tile, as do C, a
+  // bias, a grouped problem, a caller's width and few waves of tiles.
   const auto cooperative_pick = [&](const GemmDesc& d, const GemmConfig& o = {}) {
     const GemmPlan p = plan_gemm(d, h200, o);
     EXPECT_FALSE(p.main.kernel.pingpong) << p.describe();
@@ -367,7 +371,6 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
   GemmDesc bias = dense(4096, 7168, 1536);
   bias.has_bias = true;
   cooperative_pick(bias);
-  cooperative_pick(dense_desc(4096, 7168, 1536, 1, DType::kBF16, false, GemmLayout::kTN));
   cooperative_pick(mgrouped_contiguous_desc(ContiguousLayout::kOffsets, 4 * 4096, 7168, 1536, 4, DType::kBF16));
   GemmConfig wide;
   wide.block_n = 256;
