@@ -1010,7 +1010,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // Ping-pong by rule in front of the cooperative tile it replaces (kPingpongAutoMaxKSteps says where).
   const GemmKernelSpec& front = out.front().main.kernel;
   const bool auto_pingpong =
-      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
+      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && !o.block_n &&
+      (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
       !front.split_columns && !out.front().companion && front.block_m == kPingpongAutoBlockM &&
       front.block_n == kPingpongAutoFromBlockN && front.cluster == ClusterShape{1, 1} &&
       ceil_div(p.k, kGemmBlockK) <= kPingpongAutoMaxKSteps && out.front().cost.waves >= kPingpongAutoMinWaves;

@@ -211,6 +211,13 @@ TEST(GemmSpec, RulesNameWhatIsWrong) {
   EXPECT_NE(gemm_spec_error(s), nullptr);
 }
 
+// gemm_spec_error refuses `s`, and its message says `why`.
+void refused(const GemmKernelSpec& s, const char* why) {
+  const char* e = gemm_spec_error(s);
+  ASSERT_NE(e, nullptr) << why;
+  EXPECT_NE(std::string(e).find(why), std::string::npos) << e;
+}
+
 // A column-split spec (split_columns): two consumer warpgroups, each over every row of the tile and
 // half of its columns.
 GemmKernelSpec column_split(uint32_t bm, uint32_t bn, uint32_t stages, DType out = DType::kBF16) {
@@ -242,11 +249,6 @@ TEST(GemmSpec, ColumnSplitTilesTakeEveryRowAndHalfTheColumns) {
   for (const GemmKernelSpec& ok : {column_split(192, 192, 4), column_split(256, 128, 4), column_split(128, 256, 4),
                                    column_split(192, 128, 4)})
     EXPECT_EQ(gemm_geometry_error(ok), nullptr) << ok.block_m << "x" << ok.block_n;
-  const auto refused = [](GemmKernelSpec s, const char* why) {
-    const char* e = gemm_spec_error(s);
-    ASSERT_NE(e, nullptr) << why;
-    EXPECT_NE(std::string(e).find(why), std::string::npos) << e;
-  };
   refused(column_split(64, 128, 4), "128, 192 or 256 rows");
   refused(column_split(320, 128, 4), "128, 192 or 256 rows");
   refused(column_split(192, 144, 4), "half of it a wgmma width");  // 72
@@ -299,11 +301,6 @@ TEST(GemmSpec, PingpongWarpgroupsTakeWholeTilesAndReleaseTheirOwnStages) {
   EXPECT_EQ(wide.atoms_m, 1u);
   EXPECT_EQ(wide.warpgroup_n, 256u);
   EXPECT_EQ(gemm_geometry_error(pingpong(64, 256, 4)), nullptr);
-  const auto refused = [](GemmKernelSpec s, const char* why) {
-    const char* e = gemm_spec_error(s);
-    ASSERT_NE(e, nullptr) << why;
-    EXPECT_NE(std::string(e).find(why), std::string::npos) << e;
-  };
   refused(pingpong(128, 256, 4), "more accumulators");  // 2 atoms x 128
   refused(pingpong(192, 64, 4), "64 or 128 rows");
   GemmKernelSpec three = pingpong(128, 128, 4);
