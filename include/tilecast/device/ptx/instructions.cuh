@@ -109,8 +109,11 @@ TC_DEVICE TC_FORCEINLINE uint32_t map_shared_rank(uint32_t local_smem_addr, uint
   return remote;
 }
 
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 // ld.shared::cluster.v4.f32; sm_90. Four floats at a shared::cluster address (map_shared_rank),
-// 16-byte aligned, in this CTA's shared memory or a peer's.
+// 16-byte aligned, in this CTA's shared memory or a peer's. Only where CUDA's vector types exist:
+// the host compiler reads these headers for the CPU tests with CCCL's include folder alone (on a
+// machine without CUDA's headers in a system folder, float4 is not declared there).
 TC_DEVICE TC_FORCEINLINE float4 ld_shared_cluster_f32x4(uint32_t addr) {
   float4 v;
   asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
@@ -119,6 +122,7 @@ TC_DEVICE TC_FORCEINLINE float4 ld_shared_cluster_f32x4(uint32_t addr) {
                : "memory");
   return v;
 }
+#endif
 
 // mapa.shared::cluster.u32 + mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [addr]; sm_90,
 // PTX ISA 8.6. A relaxed arrive at cluster scope on the mbarrier at the same shared-memory offset in
