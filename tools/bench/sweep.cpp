@@ -54,7 +54,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   if (p.companion) c.companion = 1;
   c.swap_ab = k.swap_ab ? 1 : 0;  // explicit: the auto rule could swap an unswapped tile's problem
   c.split_columns = k.split_columns ? 1 : 0;  // explicit: auto weighs both kinds of some tiles
-  c.pingpong = k.pingpong ? 1 : 0;            // explicit: auto's rule could put a tile in turns
+  c.pingpong = k.pingpong ? 1 : 0;            // explicit both ways: the config names its kernel
   // Explicit both ways: the slices summed across a cluster, or by the reduce kernel.
   if (p.k_splits > 1) c.cluster_reduce = k.k_cluster > 1 ? 1 : 0;
   return c;

@@ -27,11 +27,12 @@ BenchProblem dense_problem(int64_t m, int64_t n, int64_t k) {
   return p;
 }
 
-// The problems the properties are checked on: compute-bound, few tiles (split-K), odd extents,
-// and one of each grouped kind.
+// The problems the properties are checked on: compute-bound, short K (the auto rule runs it in
+// turns: pingpong), few tiles (split-K), odd extents, and one of each grouped kind.
 std::vector<BenchProblem> sample_problems() {
-  std::vector<BenchProblem> out{dense_problem(8192, 8192, 8192), dense_problem(4096, 576, 7168),
-                                dense_problem(128, 2112, 7168), dense_problem(4097, 4097, 4097),
+  std::vector<BenchProblem> out{dense_problem(8192, 8192, 8192), dense_problem(4096, 24576, 1536),
+                                dense_problem(4096, 576, 7168),  dense_problem(128, 2112, 7168),
+                                dense_problem(4097, 4097, 4097),
                                 dense_problem(1, 4096, 4096)};  // the auto rule swaps this one (swap_ab)
   for (const char* suite : {"mgrouped", "masked", "kgrouped"}) out.push_back(make_suite(suite).front());
   return out;
