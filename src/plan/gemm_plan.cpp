@@ -1008,11 +1008,12 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
   // Ping-pong by rule in front of the cooperative tile it replaces (kPingpongAutoMaxKSteps says where).
+  // (A 256-wide tile is never swapped, a 1x1 cluster has no companion, and evaluate refuses what
+  // the spec's pingpong rules do: grouped problems, C, a bias.)
   const GemmKernelSpec& front = out.front().main.kernel;
   const bool auto_pingpong =
-      arch.runs_kernels && o.pingpong == -1 && splittable && !d.has_c && !d.has_bias && !o.block_n &&
-      (!o.block_m || o.block_m == kPingpongAutoBlockM) && out.front().k_splits == 1 && !front.swap_ab &&
-      !front.split_columns && !out.front().companion && front.block_m == kPingpongAutoBlockM &&
+      arch.runs_kernels && o.pingpong == -1 && !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) &&
+      out.front().k_splits == 1 && !front.split_columns && front.block_m == kPingpongAutoBlockM &&
       front.block_n == kPingpongAutoFromBlockN && front.cluster == ClusterShape{1, 1} &&
       ceil_div(p.k, kGemmBlockK) <= kPingpongAutoMaxKSteps && out.front().cost.waves >= kPingpongAutoMinWaves;
   if (auto_pingpong) {

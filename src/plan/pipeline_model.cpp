@@ -20,6 +20,7 @@
 #include <sstream>
 #include <utility>
 
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/device/pipeline/pipeline_state.cuh"
 
 namespace tilecast::plan {
@@ -143,8 +144,6 @@ void release(std::vector<Op>& ops, RingPosition at, uint32_t round, uint16_t tar
     if ((targets >> y) & 1u) ops.push_back({.kind = OpKind::kRelease, .stage = at.stage, .round = round, .peer = y});
 }
 
-// Warpgroups that take turns, and the warps of each (turns: the turn of tile t is t % 2's).
-constexpr uint32_t kTurnWarpgroups = 2;
 // A consumer warp's part in the turns: its warpgroup, or kEveryTurn where the warps do not take turns.
 constexpr uint32_t kEveryTurn = ~0u;
 
@@ -165,7 +164,7 @@ std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingP
   uint32_t round = 0, turn = 0;
   for (const TileWork& w : steps) {
     const uint32_t t = turn++;
-    if (turns && t % kTurnWarpgroups != warpgroup) {
+    if (turns && t % kPingpongWarpgroups != warpgroup) {
       round += w.num_k_steps;
       continue;
     }
@@ -179,7 +178,7 @@ std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingP
     if (w.valid && w.num_k_steps > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
     if (turns && (!w.valid || w.num_k_steps == 0)) ops.push_back({.kind = OpKind::kTurnPass, .round = t});
   }
-  if (turns && turn > 0 && turn % kTurnWarpgroups == warpgroup) wait_turn(ops, turn);
+  if (turns && turn > 0 && turn % kPingpongWarpgroups == warpgroup) wait_turn(ops, turn);
   return ops;
 }
 
@@ -288,7 +287,7 @@ class Model {
       c.cluster = i / size_;
       c.rank = i % size_;
       // Taking turns, each stage's readers are the warps of one warpgroup (geometry.cuh: stage_readers).
-      const uint32_t stage_readers = opt_.turns ? opt_.consumer_warps / kTurnWarpgroups : opt_.consumer_warps;
+      const uint32_t stage_readers = opt_.turns ? opt_.consumer_warps / kPingpongWarpgroups : opt_.consumer_warps;
       c.protocol = cta_ring_protocol(cfg.cluster, stage_readers, opt_.stages, c.rank, opt_.protocol);
       if (!playable(c)) return false;
       const std::vector<TileWork> steps = cta_steps(p_, launch_, c.cluster, c.rank);
@@ -298,11 +297,11 @@ class Model {
       const uint32_t warps = opt_.turns ? opt_.consumer_warps : c.protocol.releasers_per_cta;
       c.read_through.assign(warps, 0);
       for (uint32_t t = 0; t < steps.size(); ++t)
-        c.round_reader.insert(c.round_reader.end(), steps[t].num_k_steps, static_cast<uint8_t>(t % kTurnWarpgroups));
+        c.round_reader.insert(c.round_reader.end(), steps[t].num_k_steps, static_cast<uint8_t>(t % kPingpongWarpgroups));
       c.turn_passes.assign(steps.size(), 0);
       const uint32_t fresh_rounds = opt_.fresh_rounds.value_or(c.protocol.stages);
       add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box, fresh_rounds)});
-      const uint32_t warps_per_turn = warps / kTurnWarpgroups;
+      const uint32_t warps_per_turn = warps / kPingpongWarpgroups;
       for (uint32_t w = 0; w < warps; ++w) {
         const uint32_t warpgroup = opt_.turns ? w / warps_per_turn : kEveryTurn;
         add_agent({.role = Role::kConsumer, .cta = i, .warp = w,
@@ -496,7 +495,7 @@ class Model {
     arrive(y, false, op.stage);
   }
 
-  uint32_t warps_per_turn() const { return opt_.consumer_warps / kTurnWarpgroups; }
+  uint32_t warps_per_turn() const { return opt_.consumer_warps / kPingpongWarpgroups; }
 
   // Ground truth for S11: stage op.stage of y was last used in round - stages; every consumer
   // warp of y that read it (taking turns: the warps of that round's turn) must have finished.

@@ -38,11 +38,13 @@ using EpilogueOf = pick_type<
 inline constexpr uint32_t kTurnBarrierThreads = 2 * kWarpgroupThreads;  // one warpgroup arrives, one waits
 TC_DEVICE TC_FORCEINLINE void pass_turn(uint32_t turn) {
   __syncwarp();
-  ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + turn % 2, kTurnBarrierThreads);
+  ptx::barrier_arrive(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + turn % kPingpongWarpgroups,
+                      kTurnBarrierThreads);
 }
 TC_DEVICE TC_FORCEINLINE void wait_turn(uint32_t turn) {
   __syncwarp();
-  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + (turn - 1) % 2, kTurnBarrierThreads);
+  ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + (turn - 1) % kPingpongWarpgroups,
+                    kTurnBarrierThreads);
 }
 
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
@@ -55,16 +57,14 @@ TC_DEVICE TC_FORCEINLINE void run_tile(const GemmSm90Smem<Cfg>& smem, const Stag
   using Mma = ptx::WgmmaBF16<Cfg::kWarpgroupN>;
   float acc[Cfg::kAtomsM][Cfg::kWarpgroupN / 2];
   if (w.num_k_steps == 0) {
-    // An empty K (a k-group of size 0): D = C, or zeros.
+    // An empty K (a k-group of size 0): D = C, or zeros. No rounds to pass: the turn is over.
+    if constexpr (Cfg::kPingpong) pass_turn(turn);
     if (w.valid) {
 #pragma unroll
       for (uint32_t a = 0; a < Cfg::kAtomsM; ++a)
 #pragma unroll
         for (uint32_t i = 0; i < Cfg::kWarpgroupN / 2; ++i) acc[a][i] = 0.0f;
-      if constexpr (Cfg::kPingpong) pass_turn(turn);
       epilogue.store(w, acc);
-    } else if constexpr (Cfg::kPingpong) {
-      pass_turn(turn);
     }
     return;
   }
