@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -643,22 +644,33 @@ constexpr uint32_t kColumnSplitAutoMaxCluster = 2;
 
 // Ping-pong kernels (two consumer warpgroups taking whole tiles in turn, each epilogue under the
 // other's main loop) are weighed by rule, not by cost: the terms do not model the epilogue, which
-// is what they hide. Where the pick would be a cooperative 128x256 tile in 1x1 of at most
-// kPingpongAutoMaxKSteps k-steps (unsplit, unswapped, no C, no bias), auto runs 128x128 in turns
-// in 1x1 instead. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md): against the
-// cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps) 0.995-0.997x cuBLAS
-// against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32) 0.976-0.979x against
-// 0.982x; in one sweep loop (run D) in each of the four layouts K = 512 1.5-3.5% faster, K = 1536
-// 5-6% faster, K = 2048 1-2% slower; against the cooperative 128x128 (run B) 0.93-0.96 of the time
-// on those three, 0.98-0.99 on K = 7168 and 16384, where 128x256 stays ahead. In clusters of 2x1
-// it ran 6-7% behind 1x1 on K = 512.
-constexpr uint32_t kPingpongAutoMaxKSteps = 24;
-// ... and where the cooperative plan runs at least this many waves of tiles (the measured rows ran
-// 6.8 to 31): the turns hide an epilogue under the next tile's main loop, which a CTA of one or two
-// tiles (128x32768x512: 128 tiles) barely has. Not measured below.
-constexpr double kPingpongAutoMinWaves = 6.0;
+// is what they hide. Where the pick would be a cooperative 128-row tile in 1x1, at least
+// `from_block_n` wide, of at most `max_k_steps` k-steps over at least `min_waves` waves of tiles
+// (unsplit, unswapped), auto runs 128x128 in turns in 1x1 instead.
+struct PingpongReach {
+  uint32_t max_k_steps;
+  double min_waves;
+  uint32_t from_block_n;
+};
+// BF16 or FP32 D, a bias or not. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md):
+// against the cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps)
+// 0.995-0.997x cuBLAS against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32)
+// 0.976-0.979x against 0.982x; in one sweep loop (run D) in each of the four layouts K = 512
+// 1.5-3.5% faster, K = 1536 5-6% faster, K = 2048 1-2% slower; against the cooperative 128x128
+// (run B) 0.93-0.96 of the time on those three, 0.98-0.99 on K = 7168 and 16384, where 128x256
+// stays ahead. In clusters of 2x1 it ran 6-7% behind 1x1 on K = 512. The waves: the measured rows
+// ran 6.8 to 31; the turns hide an epilogue under the next tile's main loop, which a CTA of one or
+// two tiles (128x32768x512: 128 tiles) barely has. Not measured below. With a bias (one sweep
+// loop, bench/results/2026-12-04-h200-pingpong-epilogues.md, run B): K = 512 6% and K = 1536 9%
+// faster than the cooperative 128x256.
+constexpr PingpongReach kPingpongReach{24, 6.0, 256};
+// With C in FP32 the epilogue moves 8 bytes an element through HBM (C in, D out) where BF16 D
+// alone moves 2, and hiding it pays at any K (same loop, run B: every row of the fp32c suite
+// whose pick was a cooperative 128x192 or 128x256 ran faster in turns: K = 512 5%, 1536 16%,
+// 2048 8%, 7168 3% (3.9 waves of 128x256), 8192 5%, 16384 1.5%; the row whose pick is 176 wide,
+// N = 2112, ran 15% slower in turns and keeps it).
+constexpr PingpongReach kPingpongReachFp32C{std::numeric_limits<uint32_t>::max(), 3.0, 192};
 constexpr uint32_t kPingpongAutoBlockM = 128, kPingpongAutoBlockN = 128;
-constexpr uint32_t kPingpongAutoFromBlockN = 256;  // the cooperative width it replaces
 
 bool rows_off_a_line(const GemmDesc& d) {
   return starts_off_a_line(box_row_alignment(d, true, false)) || starts_off_a_line(box_row_alignment(d, false, false));
@@ -867,8 +879,6 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     throw Error("config: split_columns=1: column-split tiles are for dense and batched GEMMs only");
   if (o.pingpong == 1 && !splittable)
     throw Error("config: pingpong=1: ping-pong kernels are for dense and batched GEMMs only");
-  if (o.pingpong == 1 && (d.has_c || d.has_bias))
-    throw Error("config: pingpong=1: a ping-pong kernel takes no C and no bias");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
   // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
   bool swap = o.swap_ab == 1;
@@ -1007,15 +1017,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
-  // Ping-pong by rule in front of the cooperative tile it replaces (kPingpongAutoMaxKSteps says where).
-  // (A 256-wide tile is never swapped, a 1x1 cluster has no companion, and evaluate refuses what
-  // the spec's pingpong rules do: grouped problems, C, a bias.)
+  // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where).
+  // (A tile of 192 or more columns is never swapped, a 1x1 cluster has no companion, and evaluate
+  // refuses what the spec's pingpong rules do: grouped problems.)
   const GemmKernelSpec& front = out.front().main.kernel;
+  const PingpongReach& reach = d.has_c && d.out == DType::kFP32 ? kPingpongReachFp32C : kPingpongReach;
   const bool auto_pingpong =
       arch.runs_kernels && o.pingpong == -1 && !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) &&
       out.front().k_splits == 1 && !front.split_columns && front.block_m == kPingpongAutoBlockM &&
-      front.block_n == kPingpongAutoFromBlockN && front.cluster == ClusterShape{1, 1} &&
-      ceil_div(p.k, kGemmBlockK) <= kPingpongAutoMaxKSteps && out.front().cost.waves >= kPingpongAutoMinWaves;
+      front.block_n >= reach.from_block_n && front.cluster == ClusterShape{1, 1} &&
+      ceil_div(p.k, kGemmBlockK) <= reach.max_k_steps && out.front().cost.waves >= reach.min_waves;
   if (auto_pingpong) {
     GemmConfig turns = o;
     turns.pingpong = 1;

@@ -306,9 +306,15 @@ TEST(GemmSpec, PingpongWarpgroupsTakeWholeTilesAndReleaseTheirOwnStages) {
   GemmKernelSpec three = pingpong(128, 128, 4);
   three.consumer_warpgroups = 3;
   refused(three, "two consumer warpgroups");
+  // C and a bias: the epilogue loader fills the C ring of the warpgroup whose turn the tile is,
+  // with buffers for every slab of its whole tile (two atoms of two slabs at 128x128 in BF16).
   GemmKernelSpec c = pingpong(128, 128, 4);
-  c.has_c = true;
-  refused(c, "no C and no bias");
+  c.has_c = c.has_bias = true;
+  EXPECT_EQ(gemm_spec_error(c), nullptr);
+  const GemmGeometry with_c = gemm_geometry(c);
+  EXPECT_TRUE(with_c.c_by_tma && with_c.bias_by_tma);
+  EXPECT_EQ(c_slab_buffers_for_every_slab(with_c), 4u);
+  EXPECT_EQ(with_c.bias_box.cols, 128u) << "one bias tile a tile, whichever warpgroup stores it";
   GemmKernelSpec grouped = pingpong(128, 128, 4);
   grouped.type = GemmType::kMGroupedContiguous;
   refused(grouped, "dense and batched");
@@ -350,12 +356,29 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
     EXPECT_EQ(p.k_splits, 1u);
     EXPECT_NE(p.describe().find("ping-pong"), std::string::npos) << p.describe();
   }
-  // In every layout (measured in each: 1.5-6% faster on K = 512 and 1536).
+  // In every layout (measured in each: 1.5-6% faster on K = 512 and 1536), and with C or a bias
+  // (the epilogue loader follows the turns).
   for (const GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
     EXPECT_TRUE(plan_gemm(dense_desc(4096, 24576, 1536, 1, DType::kBF16, false, layout), h200).main.kernel.pingpong)
         << layout_name(layout);
-  // K = 2048 (32 k-steps: 0.4-2% slower in turns) and longer keep the cooperative tile, as do C, a
-  // bias, a grouped problem, a caller's width and few waves of tiles.
+  const GemmDesc fp32_c = dense_desc(4096, 24576, 1536, 1, DType::kFP32, true);
+  EXPECT_TRUE(plan_gemm(fp32_c, h200).main.kernel.pingpong) << plan_gemm(fp32_c, h200).describe();
+  GemmDesc with_bias = dense(4096, 32768, 512);
+  with_bias.has_bias = true;
+  EXPECT_TRUE(plan_gemm(with_bias, h200).main.kernel.pingpong) << plan_gemm(with_bias, h200).describe();
+  // With FP32 C at any K, in place of a 128x192 or 128x256 pick (measured on the fp32c suite),
+  // not of a narrower one (N = 2112: 128x176, 15% slower in turns).
+  for (const auto& [m, n, k] : {std::tuple{8192, 8192, 8192}, std::tuple{4096, 32768, 512},
+                                std::tuple{4096, 4096, 7168}, std::tuple{4096, 7168, 16384}}) {
+    const GemmPlan p = plan_gemm(dense_desc(m, n, k, 1, DType::kFP32, true), h200);
+    EXPECT_TRUE(p.main.kernel.pingpong) << m << "x" << n << "x" << k << ": " << p.describe();
+    EXPECT_EQ(p.main.kernel.block_n, 128u);
+  }
+  EXPECT_FALSE(plan_gemm(dense_desc(4096, 2112, 7168, 1, DType::kFP32, true), h200).main.kernel.pingpong);
+  EXPECT_FALSE(plan_gemm(dense_desc(4096, 4096, 7168, 1, DType::kBF16, true), h200).main.kernel.pingpong)
+      << "BF16 C: the short-K rule";
+  // K = 2048 (32 k-steps: 0.4-2% slower in turns) and longer keep the cooperative tile, as do a
+  // grouped problem, a caller's width and few waves of tiles.
   const auto cooperative_pick = [&](const GemmDesc& d, const GemmConfig& o = {}) {
     const GemmPlan p = plan_gemm(d, h200, o);
     EXPECT_FALSE(p.main.kernel.pingpong) << p.describe();
@@ -364,10 +387,6 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
   cooperative_pick(dense(4096, 4096, 7168));
   cooperative_pick(dense(1024, 7168, 512));  // 32 tiles of 128x256: a quarter of a wave
   cooperative_pick(dense(8192, 8192, 8192));
-  cooperative_pick(dense_desc(4096, 7168, 1536, 1, DType::kBF16, true));
-  GemmDesc bias = dense(4096, 7168, 1536);
-  bias.has_bias = true;
-  cooperative_pick(bias);
   cooperative_pick(mgrouped_contiguous_desc(ContiguousLayout::kOffsets, 4 * 4096, 7168, 1536, 4, DType::kBF16));
   GemmConfig wide;
   wide.block_n = 256;
@@ -391,12 +410,11 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
   EXPECT_THROW(plan_gemm(dense(4096, 4096, 7168), h200, on), Error) << "2 atoms x 128: more than a consumer holds";
   GemmConfig with_c;
   with_c.pingpong = 1;
-  try {
-    plan_gemm(dense_desc(4096, 4096, 7168, 1, DType::kBF16, true), h200, with_c);
-    ADD_FAILURE() << "a ping-pong kernel takes no C";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("takes no C and no bias"), std::string::npos) << e.what();
-  }
+  GemmDesc c_and_bias = dense_desc(4096, 4096, 7168, 1, DType::kFP32, true);
+  c_and_bias.has_bias = true;
+  const GemmPlan turns_with_c = plan_gemm(c_and_bias, h200, with_c);
+  EXPECT_TRUE(turns_with_c.main.kernel.pingpong && turns_with_c.main.kernel.has_c && turns_with_c.main.kernel.has_bias)
+      << turns_with_c.describe();
   try {
     plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200, with_c);
     ADD_FAILURE() << "a k-grouped problem takes no ping-pong kernel";
@@ -827,9 +845,12 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   EXPECT_EQ(plan_gemm(fp32_c_bias, DeviceFacts::h200_model(), wide).main.kernel.block_n, 256u);
   // Unasked, a heavy epilogue at 256 is charged kHeavyEpilogueWideSlowdown: the planner takes 192
   // where 256 lost (fp32c 4096x32768x512) and 256 where it won (fp32c 8192^3, 4096x4096x7168 and
-  // 4096x7168x2048 at 3 stages, the kgrouped rows).
+  // 4096x7168x2048 at 3 stages, the kgrouped rows). (Cooperative tiles: with FP32 C auto runs
+  // most of these rows' in turns, PingpongByRuleOnShortKOrWhenAskedFor.)
   const auto width_of = [](const GemmDesc& desc) {
-    return plan_gemm(desc, DeviceFacts::h200_model()).main.kernel.block_n;
+    GemmConfig cooperative;
+    cooperative.pingpong = 0;
+    return plan_gemm(desc, DeviceFacts::h200_model(), cooperative).main.kernel.block_n;
   };
   EXPECT_EQ(width_of(dense_desc(8192, 8192, 8192, 1, DType::kFP32, true)), 256u);
   EXPECT_EQ(width_of(dense_desc(4096, 32768, 512, 1, DType::kFP32, true)), 192u);

@@ -19,7 +19,7 @@
 // (13.3 against 13.6), 128x4096x7168 in 2 slices summed in the cluster (29.7-29.9 against
 // 31.2-31.6), masked 32x20 in 64x176 tiles (the masked suite's rows within 5% of their sweep's
 // best; bench/results/2026-12-02-h200-operand-stream.md). Every estimate moved with the p-norm.
-// Then when ping-pong kernels entered auto by rule (kPingpongAutoMaxKSteps): the m = 4096 rows of
+// Then when ping-pong kernels entered auto by rule (PingpongReach): the m = 4096 rows of
 // K 512 and 1536 in 128x128 tiles in turns, 3% and 1.4% faster (their estimates are the
 // cooperative 128x128's: the terms do not model the epilogue the turns hide;
 // bench/results/2026-12-04-h200-pingpong.md).

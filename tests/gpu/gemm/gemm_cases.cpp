@@ -62,6 +62,14 @@ std::vector<GemmCase> correctness_cases() {
       c.with_c = variant >= 2;
       out.push_back(c);
     }
+  // Cooperative tiles on 4 SMs: each CTA takes 24 tiles, so every slot of the tile ring (stages
+  // + 2) is reused, with C and a bias in 2x1.
+  for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}}) {
+    GemmCase c = with_tiles({"many_tiles", 1500, 1000, 192}, cs);
+    c.config.max_sms = 4;
+    c.with_c = c.with_bias = cs.m == 2;
+    out.push_back(c);
+  }
   // 192-row tiles (three consumer warpgroups): 129 rows (one tile where 128-row tiles take two),
   // 385 (a last tile of one row), 1000 (partial row and column tiles), batched; each cluster shape
   // (a partial cluster of 2 and 4 along M: 3 and 6 row blocks), both outputs with and without C,
@@ -113,8 +121,9 @@ std::vector<GemmCase> correctness_cases() {
   // Ping-pong kernels (pingpong: the two consumer warpgroups take whole tiles in turn): 128x128,
   // 64x256 and 128x96 (a narrow last slab) over partial tiles, partial clusters (phantom tiles
   // take turns too, and 3 x 5 blocks leave the last hand-over unpaired), M = 1 and a batch; every
-  // cluster shape and both outputs (no C, no bias: spec.cuh). Then on a few SMs, so that each CTA
-  // takes many turns, and in the other layouts.
+  // cluster shape, both outputs, with and without C and a bias (the epilogue loader follows the
+  // turns; a phantom's turn has no bias tile). Then on a few SMs, so that each CTA takes many
+  // turns (with C and a bias in 2x1), and in the other layouts.
   const GemmCase turns[] = {{"pingpong_partial", 1000, 700, 320}, {"pingpong_partial_clusters", 384, 640, 200},
                             {"pingpong_m1", 1, 512, 256}, {"pingpong_batched", 300, 520, 136, 3}};
   const std::pair<uint32_t, uint32_t> turn_tiles[] = {{128, 128}, {64, 256}, {128, 96}};
@@ -125,12 +134,16 @@ std::vector<GemmCase> correctness_cases() {
       std::tie(c.config.block_m, c.config.block_n) = turn_tiles[variant % 3];
       c.config.pingpong = 1;
       c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      c.with_c = (variant & 2) != 0;
+      c.with_bias = variant % 3 != 0;
+      c.bias_dtype = (variant & 4) ? DType::kFP32 : DType::kBF16;
       out.push_back(c);
     }
   for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}}) {
     GemmCase c = with_tiles({"pingpong_many_turns", 1500, 1000, 192}, cs);
     c.config.pingpong = 1;
     c.config.max_sms = 4;
+    c.with_c = c.with_bias = cs.m == 2;
     out.push_back(c);
   }
   for (const GemmLayout layout : {GemmLayout::kTT, GemmLayout::kNN, GemmLayout::kTN}) {

@@ -94,8 +94,10 @@ struct GemmSm90Config {
   // epilogue loader.
   static constexpr uint32_t kTileSlots = kGeo.tile_slots;
   static constexpr RingProtocol kTileRing = local_ring_protocol(kTileSlots, kConsumerWarps + (kEpilogueLoader ? 1 : 0));
-  // The bias ring: released by the first thread of every consumer warpgroup.
-  static constexpr RingProtocol kBiasRing = local_ring_protocol(kGeo.bias_slots ? kGeo.bias_slots : 1, kConsumerWarpgroups);
+  // The bias ring: released by the first thread of every consumer warpgroup that stores the tile
+  // (with kPingpong the one whose turn it is).
+  static constexpr RingProtocol kBiasRing =
+      local_ring_protocol(kGeo.bias_slots ? kGeo.bias_slots : 1, kPingpong ? 1 : kConsumerWarpgroups);
   static constexpr uint32_t kBiasSlots = kGeo.bias_slots ? kGeo.bias_slots : 1;
 };
 

@@ -35,6 +35,10 @@ using EpilogueOf = pick_type<
 // warpgroup waits for round R, every round before R has been waited for, so stage R % stages'
 // full barrier is at most one phase behind, and no later round can land in that stage before
 // this warpgroup releases R (the stage's readers are the four warps of its turn: stage_readers).
+// The same holds for the bias ring, one slot a valid tile (Epilogue::skip_tile): the tile two
+// slots back was stored in an earlier turn, whose warpgroup waited for its bias before the main
+// loop of its next turn, which began before this tile's. Each warpgroup's C ring holds the slabs
+// of its own tiles only (run_epilogue_loader).
 inline constexpr uint32_t kTurnBarrierThreads = 2 * kWarpgroupThreads;  // one warpgroup arrives, one waits
 TC_DEVICE TC_FORCEINLINE void pass_turn(uint32_t turn) {
   __syncwarp();
@@ -157,8 +161,13 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
   uint32_t turn = 0;
   for (;;) {
     tiles.wait(tile);
-    const TileInfo info = smem.tile_slot[tile.stage];
-    __syncwarp();  // every lane has its copy before the slot is given back
+    // Lane 0 reads the slot, hands it to the warp and gives the slot back: the thread that
+    // releases it is the only one that read it. (With every lane reading it and __syncwarp before
+    // lane 0's release, compute-sanitizer's racecheck reported each reused slot as a race with the
+    // producer's next write: it does not take __syncwarp as ordering the other lanes' reads.)
+    TileInfo info{};
+    if (lane == 0) info = read_tile_info(smem, tile.stage);
+    info = broadcast_from_lane0(info);
     if (lane == 0) tiles.release_by_thread(tile.stage);
     tile.advance();
     if (info.flags & kTileEnd) {
@@ -183,8 +192,10 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     if constexpr (Cfg::kPingpong) {
       this_turn = turn++;
       if (this_turn % kPingpongWarpgroups != warpgroup) {
-        // The other warpgroup's tile: its rounds are not this one's to wait for or release.
+        // The other warpgroup's tile: its rounds are not this one's to wait for or release, nor
+        // its bias (the epilogue loader loads none for a phantom).
         for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) state.advance();
+        if (w.valid) epilogue.skip_tile();
         continue;
       }
       if (this_turn > 0) wait_turn(this_turn);

@@ -106,6 +106,14 @@ class Epilogue {
     }
   }
 
+  // A tile the other warpgroup stores (kPingpong): its bias takes a slot of the shared ring, which
+  // this warpgroup passes over. (Its C goes to the other warpgroup's own ring.) The turns make the
+  // skip safe: this warpgroup's next wait on that slot comes after the skipped tile's bias landed
+  // (consumer.cuh).
+  TC_DEVICE void skip_tile() {
+    if constexpr (Cfg::kHasBias) bias_state_.advance();
+  }
+
   // Before the CTA exits: every store has finished reading shared memory.
   TC_DEVICE void drain() {
     if (thread_ == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});

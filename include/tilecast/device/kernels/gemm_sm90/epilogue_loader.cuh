@@ -1,9 +1,9 @@
 // The epilogue loader: one thread (lane 0 of the producer warpgroup's second warp) that takes each
 // step's work from the tile ring, as the consumers do, and for every tile this CTA computes loads
 // by TMA the bias tile of the tile's columns and the C slabs, each into the slab buffer of the
-// consumer warpgroup that will store that slab, in the order the epilogue consumes them. It runs
-// ahead as far as the rings let it, so the loads overlap the tile's main loop instead of
-// following it.
+// consumer warpgroup that will store that slab (with kPingpong, the one whose turn the tile is),
+// in the order the epilogue consumes them. It runs ahead as far as the rings let it, so the loads
+// overlap the tile's main loop instead of following it.
 #pragma once
 
 #include <cuda/ptx>
@@ -45,6 +45,9 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
 #pragma unroll
   for (uint32_t wg = 0; wg < Cfg::kConsumerWarpgroups; ++wg) c_state[wg] = producer_start_state<Cfg::kSlabBuffers>();
   constexpr uint32_t kNarrowBytes = Cfg::kGeo.c_narrow_box.cols * Cfg::kGeo.c_narrow_box.rows * (Cfg::kOutputFP32 ? 4 : 2);
+  // With kPingpong, the consumer warpgroup that stores the tile: the turns count every tile,
+  // phantoms too, as the consumers do (run_consumer).
+  uint32_t turn_warpgroup = 0;
 
   for (;;) {
     tiles.wait(tile);
@@ -52,6 +55,8 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
     tiles.release_by_thread(tile.stage);
     tile.advance();
     if (info.flags & kTileEnd) break;
+    const uint32_t storer = turn_warpgroup;
+    if constexpr (Cfg::kPingpong) turn_warpgroup = (turn_warpgroup + 1) % kPingpongWarpgroups;
     if (!(info.flags & kTileValid)) continue;  // a phantom has no epilogue
     TileWork w;
     w.group = info.group;
@@ -86,6 +91,7 @@ TC_DEVICE void run_epilogue_loader(const GemmSm90Smem<Cfg>& smem, const TmaDescr
             // 56 registers.)
             if (Cfg::warpgroup_row(wg) + a * 64 >= w.rows) continue;
             if (Cfg::warpgroup_col(wg) + slab_col >= w.cols) continue;
+            if (Cfg::kPingpong && wg != storer) continue;  // a whole tile, the other warpgroup's
             const StageRing<Cfg::kCRing> ring = c_ring(smem, params, wg);
             PipelineState<Cfg::kSlabBuffers>& st = c_state[wg];
             ring.acquire(st);

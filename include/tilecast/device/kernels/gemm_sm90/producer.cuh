@@ -46,6 +46,14 @@ TC_DEVICE TC_FORCEINLINE TileInfo read_tile_info(const GemmSm90Smem<Cfg>& smem, 
   return t;
 }
 
+// Lane 0's copy of a slot's work, in every lane of the warp (all lanes calling).
+TC_DEVICE TC_FORCEINLINE TileInfo broadcast_from_lane0(const TileInfo& t) {
+  constexpr uint32_t kAll = 0xffffffffu;
+  return {__shfl_sync(kAll, t.flags, 0), __shfl_sync(kAll, t.num_k_steps, 0), __shfl_sync(kAll, t.group, 0),
+          __shfl_sync(kAll, t.row, 0),   __shfl_sync(kAll, t.rows, 0),        __shfl_sync(kAll, t.col, 0),
+          __shfl_sync(kAll, t.cols, 0),  __shfl_sync(kAll, t.k, 0)};
+}
+
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE TileInfo tile_info(const TileWork& w) {
   return {w.valid ? kTileValid : 0u, w.num_k_steps, slot_group(Cfg::kGemmType, w), w.row, w.rows, w.col, w.cols, w.k_end - w.k_begin};
