@@ -80,10 +80,10 @@ struct GemmConfig {
   int split_columns = -1;
   // The two consumer warpgroups take whole tiles in turn, each one's epilogue under the other's
   // main loop (GemmKernelSpec::pingpong): tiles of 64 or 128 rows of at most 128 accumulators a
-  // thread (128x128, 64x256, ...), dense and batched, unsplit and unswapped, with or without C and
-  // a bias, no companion. 1: on; 0: off; -1: the planner's choice, which runs 128x128 in turns
-  // where its pick would be a cooperative 128x256 tile of few k-steps, or with FP32 C a 128x192 or
-  // 128x256 one at any K (gemm_plan.cpp: PingpongReach).
+  // thread (128x128, 64x256, ...), dense, batched and k-grouped, unsplit and unswapped, with or
+  // without C and a bias, no companion. 1: on; 0: off; -1: the planner's choice, which runs
+  // 128x128 in turns where its dense or batched pick would be a cooperative 128x256 tile of few
+  // k-steps, or with FP32 C a 128x192 or 128x256 one at any K (gemm_plan.cpp: PingpongReach).
   int pingpong = -1;
 
   bool operator==(const GemmConfig&) const = default;

@@ -877,8 +877,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     throw Error("config: k_splits " + std::to_string(o.k_splits) + ": split-K is for dense and batched GEMMs only");
   if (o.split_columns == 1 && !splittable)
     throw Error("config: split_columns=1: column-split tiles are for dense and batched GEMMs only");
-  if (o.pingpong == 1 && !splittable)
-    throw Error("config: pingpong=1: ping-pong kernels are for dense and batched GEMMs only");
+  if (o.pingpong == 1 && !splittable && p.type != GemmType::kKGroupedContiguous)
+    throw Error("config: pingpong=1: ping-pong kernels are for dense, batched and k-grouped GEMMs only");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
   // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
   bool swap = o.swap_ab == 1;
@@ -1017,13 +1017,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
-  // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where).
-  // (A tile of 192 or more columns is never swapped, a 1x1 cluster has no companion, and evaluate
-  // refuses what the spec's pingpong rules do: grouped problems.)
+  // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where), for
+  // dense and batched problems: k-grouped ones in turns ran 14-52% behind their cooperative pick
+  // (bench/results/2026-12-04-h200-pingpong-epilogues.md, run E), and evaluate refuses m-grouped
+  // ones (spec.cuh). (A tile of 192 or more columns is never swapped, and a 1x1 cluster has no
+  // companion.)
   const GemmKernelSpec& front = out.front().main.kernel;
   const PingpongReach& reach = d.has_c && d.out == DType::kFP32 ? kPingpongReachFp32C : kPingpongReach;
   const bool auto_pingpong =
-      arch.runs_kernels && o.pingpong == -1 && !o.block_n && (!o.block_m || o.block_m == kPingpongAutoBlockM) &&
+      arch.runs_kernels && splittable && o.pingpong == -1 && !o.block_n &&
+      (!o.block_m || o.block_m == kPingpongAutoBlockM) &&
       out.front().k_splits == 1 && !front.split_columns && front.block_m == kPingpongAutoBlockM &&
       front.block_n >= reach.from_block_n && front.cluster == ClusterShape{1, 1} &&
       ceil_div(p.k, kGemmBlockK) <= reach.max_k_steps && out.front().cost.waves >= reach.min_waves;

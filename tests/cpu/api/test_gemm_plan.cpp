@@ -317,7 +317,9 @@ TEST(GemmSpec, PingpongWarpgroupsTakeWholeTilesAndReleaseTheirOwnStages) {
   EXPECT_EQ(with_c.bias_box.cols, 128u) << "one bias tile a tile, whichever warpgroup stores it";
   GemmKernelSpec grouped = pingpong(128, 128, 4);
   grouped.type = GemmType::kMGroupedContiguous;
-  refused(grouped, "dense and batched");
+  refused(grouped, "dense, batched and k-grouped");
+  grouped.type = GemmType::kKGroupedContiguous;
+  EXPECT_EQ(gemm_spec_error(grouped), nullptr);
   GemmKernelSpec split = pingpong(128, 128, 4);
   split.split_k = true;
   split.out = DType::kFP32;
@@ -415,11 +417,21 @@ TEST(GemmPlanner, PingpongByRuleOnShortKOrWhenAskedFor) {
   const GemmPlan turns_with_c = plan_gemm(c_and_bias, h200, with_c);
   EXPECT_TRUE(turns_with_c.main.kernel.pingpong && turns_with_c.main.kernel.has_c && turns_with_c.main.kernel.has_bias)
       << turns_with_c.describe();
+  // K-grouped problems too (their k-tails are handed over by the turn's warpgroup), but only when
+  // asked for: in turns they ran 14-52% behind the cooperative pick, so the rule leaves them even
+  // with FP32 C on a 1x1 pick. M-grouped ones not at all.
+  const GemmDesc kgrouped = kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true);
+  EXPECT_TRUE(plan_gemm(kgrouped, h200, with_c).main.kernel.pingpong);
+  GemmConfig lone;
+  lone.cluster_m = lone.cluster_n = 1;
+  EXPECT_FALSE(plan_gemm(kgrouped, h200, lone).main.kernel.pingpong) << plan_gemm(kgrouped, h200, lone).describe();
+  EXPECT_FALSE(plan_gemm(kgrouped, h200).main.kernel.pingpong);
   try {
-    plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200, with_c);
-    ADD_FAILURE() << "a k-grouped problem takes no ping-pong kernel";
+    plan_gemm(mgrouped_contiguous_desc(ContiguousLayout::kOffsets, 4 * 4096, 7168, 1536, 4, DType::kBF16), h200,
+              with_c);
+    ADD_FAILURE() << "an m-grouped problem takes no ping-pong kernel";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("for dense and batched GEMMs only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("for dense, batched and k-grouped GEMMs only"), std::string::npos) << e.what();
   }
 }
 

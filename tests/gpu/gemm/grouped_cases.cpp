@@ -66,6 +66,39 @@ std::vector<GroupedCase> grouped_correctness_cases() {
   kgrouped.out = DType::kBF16;
   kgrouped.accumulate = false;
   out.push_back(with_tiles(kgrouped, {1, 4}, 128, 176));
+  // K-grouped kernels in turns (pingpong: the turn's warpgroup hands its k-tails over, and the one
+  // that takes the last hand-over ends the clearers' loop): the strained K sizes in every cluster
+  // shape, FP32 accumulating and BF16 by turns; 64x256 tiles; every K zero; a weight gradient on 4
+  // SMs, so that each CTA takes many turns and many k-tails.
+  bool accumulate = true;
+  for (const ClusterShape& cs : kClusterShapes) {
+    GroupedCase c = with_tiles(forms[3], cs);
+    c.what = "pingpong_edges";
+    c.config.pingpong = 1;
+    c.accumulate = accumulate;
+    c.out = accumulate ? DType::kFP32 : DType::kBF16;
+    accumulate = !accumulate;
+    out.push_back(c);
+  }
+  GroupedCase turns = with_tiles(forms[3], {1, 1}, 64, 256);
+  turns.what = "pingpong_edges";
+  turns.config.pingpong = 1;
+  out.push_back(turns);
+  GroupedCase zero_k_turns{"pingpong_zero_k", GroupedForm::kKGrouped, {0, 0, 0}, 256, 64, 200};
+  zero_k_turns.accumulate = true;
+  zero_k_turns.out = DType::kFP32;
+  zero_k_turns = with_tiles(zero_k_turns, {2, 1});
+  zero_k_turns.config.pingpong = 1;
+  out.push_back(zero_k_turns);
+  for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}}) {
+    GroupedCase wgrad{"pingpong_many_turns", GroupedForm::kKGrouped, {1000, 24, 0, 2048, 520}, 2048, 0, 1024};
+    wgrad.out = DType::kFP32;
+    wgrad.accumulate = true;
+    wgrad = with_tiles(wgrad, cs);
+    wgrad.config.pingpong = 1;
+    wgrad.config.max_sms = 4;
+    out.push_back(wgrad);
+  }
   // Nothing to compute: every expert empty (D untouched), every count 0, every K 0 (D = 0 or kept).
   out.push_back(with_tiles({"all_empty", GroupedForm::kOffsets, {0, 0, 0, 0}, 256, 128, 300}, {2, 1}));
   out.push_back(with_tiles({"all_empty", GroupedForm::kMasked, {0, 0, 0}, 256, 128, 200, 16}, {4, 1}));
@@ -117,6 +150,8 @@ std::vector<GroupedCase> grouped_small_cases() {
       if (c.form == GroupedForm::kKGrouped) {
         c.accumulate = true;
         c.out = DType::kFP32;
+        out.push_back(c);
+        c.config.pingpong = 1;  // and in turns (these run under the sanitizers)
       }
       out.push_back(c);
     }

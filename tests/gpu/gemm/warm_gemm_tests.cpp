@@ -1,9 +1,9 @@
 // Compiles every kernel the GEMM GPU tests will launch into the JIT disk cache, in parallel, and
 // prints each one's NVRTC time and resource report. Needs no GPU; the device script runs it
 // before the tests so that none of them waits on a compile.
-//   tilecast-warm-gemm-tests [threads] [small|layouts]   (small: only the sanitizer subsets,
-//                                        small_cases() and grouped_small_cases(); layouts: only
-//                                        layout_cases())
+//   tilecast-warm-gemm-tests [threads] [small|layouts|grouped]   (small: only the sanitizer
+//                                        subsets, small_cases() and grouped_small_cases(); layouts:
+//                                        only layout_cases(); grouped: only test_gemm_grouped's)
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -25,8 +25,10 @@ int main(int argc, char** argv) {
   std::vector<api::WarmItem> items;
   const bool only_small = argc > 2 && std::string(argv[2]) == "small";
   const bool only_layouts = argc > 2 && std::string(argv[2]) == "layouts";
+  const bool only_grouped = argc > 2 && std::string(argv[2]) == "grouped";
   auto lists = only_small     ? std::vector<std::vector<test::GemmCase>>{test::small_cases()}
                : only_layouts ? std::vector<std::vector<test::GemmCase>>{test::layout_cases()}
+               : only_grouped ? std::vector<std::vector<test::GemmCase>>{}
                               : std::vector<std::vector<test::GemmCase>>{
                                 test::correctness_cases(), test::heuristic_cases(), test::companion_cases(),
                                 test::small_cases(), test::graph_cases(), test::epilogue_cases(),

@@ -202,7 +202,12 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     }
     run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane, params.wait, this_turn);
   }
-  if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) release_k_tail_clearers<Cfg>(smem);
+  if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
+    // In turns, the warpgroup that took the last hand-over (warpgroup 0 if there was no turn):
+    // every turn's k-tails are handed over by then.
+    const bool last = !Cfg::kPingpong || (turn == 0 ? warpgroup == 0 : turn % kPingpongWarpgroups == warpgroup);
+    if (last) release_k_tail_clearers<Cfg>(smem);
+  }
   epilogue.drain();
   consumer_stamp(Stamp::kDrained);
 }

@@ -19,6 +19,7 @@
 //   consumers: wait the stage's full barrier (as always); consumer thread 0 writes the stage and
 //              the valid columns into the word and arrives on k_tail_ready (count 1); every
 //              consumer arrives on k_tail_cleared and waits for that phase; then the wgmma.
+//              (Ping-pong kernels: the warpgroup whose turn it is, and its thread 0.)
 //   clearers:  wait k_tail_ready's next phase (their own parity), read the word, clear, fence the
 //              generic writes for the async proxy (wgmma), arrive on k_tail_cleared. A word of
 //              kTailDone ends their loop: consumer thread 0 writes it once the walk is over.
@@ -87,10 +88,19 @@ TC_DEVICE void clear_k_tail(const GemmSm90Smem<Cfg>& smem, uint32_t stage, uint3
   });
 }
 
-// The mbarriers' arrival counts: the word's writer; every clearer and every consumer thread.
+// The mbarriers' arrival counts: the word's writer; every clearer and every consumer thread that
+// reads the stage (with kPingpong, those of the warpgroup whose turn it is).
 template <typename Cfg>
 TC_HOST_DEVICE constexpr uint32_t tail_cleared_arrivals() {
-  return kTailClearers + 128 * Cfg::kConsumerWarpgroups;
+  return kTailClearers + kWarpgroupThreads * (Cfg::kPingpong ? 1 : Cfg::kConsumerWarpgroups);
+}
+
+// The thread that writes the k_tail word: the first consumer thread, or with kPingpong the first
+// thread of the calling warpgroup (a stage is handed over only by the warpgroup whose turn it is,
+// and the turns never overlap their main loops).
+template <typename Cfg>
+TC_DEVICE TC_FORCEINLINE bool writes_k_tail_word() {
+  return Cfg::kPingpong ? threadIdx.x % kWarpgroupThreads == 0 : threadIdx.x == kFirstConsumerThread;
 }
 inline constexpr uint32_t kTailReadyArrivals = 1;
 
@@ -122,17 +132,18 @@ TC_DEVICE void run_k_tail_clearers(const GemmSm90Smem<Cfg>& smem, const WaitBoun
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void hand_over_k_tail(const GemmSm90Smem<Cfg>& smem, const WaitBound& bound, uint32_t stage,
                                                uint32_t valid) {
-  if (threadIdx.x == 128) {
+  if (writes_k_tail_word<Cfg>()) {
     *smem.k_tail = stage | (valid << 8);
     cuda::ptx::mbarrier_arrive(smem.k_tail_ready);
   }
   mbarrier_arrive_and_wait(smem.k_tail_cleared, bound, {BarrierId::kTailCleared, stage});
 }
 
-// The consumers, every thread, once their walk is over: ends the clearers' loop.
+// The consumers, every thread, once their walk is over (with kPingpong, the warpgroup that took
+// the last turn's hand-over, after which no stage is handed over): ends the clearers' loop.
 template <typename Cfg>
 TC_DEVICE TC_FORCEINLINE void release_k_tail_clearers(const GemmSm90Smem<Cfg>& smem) {
-  if (threadIdx.x == 128) {
+  if (writes_k_tail_word<Cfg>()) {
     *smem.k_tail = kTailDone;
     cuda::ptx::mbarrier_arrive(smem.k_tail_ready);
   }

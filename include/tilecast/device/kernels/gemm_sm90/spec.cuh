@@ -74,8 +74,9 @@ struct GemmKernelSpec {
   // each one's epilogue runs under the other's main loop (consumer.cuh). With the tensor pipe
   // otherwise idle during a cooperative tile's epilogue, short-K tiles gain most: 128x128 in turns
   // ran 4096x32768x512 7% faster than cooperative 128x128 and 3% faster than cooperative 128x256
-  // (bench/results/2026-12-04-h200-pingpong.md). Dense and batched, unsplit, unswapped, no
-  // companion; with C and a bias the epilogue loader follows the turns (epilogue_loader.cuh).
+  // (bench/results/2026-12-04-h200-pingpong.md). Dense, batched and k-grouped, unsplit,
+  // unswapped, no companion; with C and a bias the epilogue loader follows the turns
+  // (epilogue_loader.cuh), and k-grouped k-tails are handed over by the turn's warpgroup (k_tail.cuh).
   bool pingpong = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
@@ -206,7 +207,8 @@ TC_HOST_DEVICE constexpr const char* pingpong_error(const GemmKernelSpec& s) {
   if (s.block_m / kWgmmaAtomRows * s.block_n / 2 > kMaxAccumulators)
     return "more accumulators than a consumer thread can hold (a ping-pong warpgroup holds the whole tile: "
            "block_m / 64 x block_n / 2 > 128)";
-  if (s.type != GemmType::kNormal && s.type != GemmType::kBatched) return "pingpong is for dense and batched GEMMs only";
+  if (s.type != GemmType::kNormal && s.type != GemmType::kBatched && s.type != GemmType::kKGroupedContiguous)
+    return "pingpong is for dense, batched and k-grouped GEMMs only";
   if (s.split_k || s.swap_ab || s.split_columns) return "pingpong is for unsplit, unswapped kernels without split columns";
   if (s.dynamic_units) return "pingpong runs without a companion launch";
   return nullptr;
