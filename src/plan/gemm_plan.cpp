@@ -652,17 +652,18 @@ struct PingpongReach {
   double min_waves;
   uint32_t from_block_n;
 };
-// BF16 or FP32 D, a bias or not. Measured on the H200 (bench/results/2026-12-04-h200-pingpong.md):
-// against the cooperative 128x256 in alternating processes (run C), K = 512 (8 k-steps)
-// 0.995-0.997x cuBLAS against 0.967x, K = 1536 (24) 0.983x against 0.969-0.970x, K = 2048 (32)
-// 0.976-0.979x against 0.982x; in one sweep loop (run D) in each of the four layouts K = 512
-// 1.5-3.5% faster, K = 1536 5-6% faster, K = 2048 1-2% slower; against the cooperative 128x128
-// (run B) 0.93-0.96 of the time on those three, 0.98-0.99 on K = 7168 and 16384, where 128x256
-// stays ahead. In clusters of 2x1 it ran 6-7% behind 1x1 on K = 512. The waves: the measured rows
-// ran 6.8 to 31; the turns hide an epilogue under the next tile's main loop, which a CTA of one or
-// two tiles (128x32768x512: 128 tiles) barely has. Not measured below. With a bias (one sweep
-// loop, bench/results/2026-12-04-h200-pingpong-epilogues.md, run B): K = 512 6% and K = 1536 9%
-// faster than the cooperative 128x256.
+// BF16 or FP32 D, with or without BF16 C and a bias. Measured on the H200
+// (bench/results/2026-12-04-h200-pingpong.md): against the cooperative 128x256 in alternating
+// processes (run C), K = 512 (8 k-steps) 0.995-0.997x cuBLAS against 0.967x, K = 1536 (24) 0.983x
+// against 0.969-0.970x, K = 2048 (32) 0.976-0.979x against 0.982x; in one sweep loop (run D) in
+// each of the four layouts K = 512 1.5-3.5% faster, K = 1536 5-6% faster, K = 2048 1-2% slower;
+// against the cooperative 128x128 (run B) 0.93-0.96 of the time on those three, 0.98-0.99 on
+// K = 7168 and 16384, where 128x256 stays ahead. In clusters of 2x1 it ran 6-7% behind 1x1 on
+// K = 512. The waves: the measured rows ran 6.8 to 31; the turns hide an epilogue under the next
+// tile's main loop, which a CTA of one or two tiles (128x32768x512: 128 tiles) barely has. Not
+// measured below. With a bias (one sweep loop, bench/results/2026-12-04-h200-pingpong-epilogues.md,
+// run B): K = 512 6% and K = 1536 9% faster than the cooperative 128x256; with BF16 C and with
+// FP32 D (run F) the rule's two rows of the m = 4096 list were the best timed of their sweeps.
 constexpr PingpongReach kPingpongReach{24, 6.0, 256};
 // With C in FP32 the epilogue moves 8 bytes an element through HBM (C in, D out) where BF16 D
 // alone moves 2, and hiding it pays at any K (same loop, run B: every row of the fp32c suite
