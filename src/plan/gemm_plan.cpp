@@ -193,6 +193,12 @@ constexpr double kRingCoverUs = 1.6;
 // weighing them on their terms the planner swapped only 1x576x7168, the row that lost most.
 // So auto swaps exactly where m <= kAutoSwapMaxM and n >= kAutoSwapMinN, and the terms then
 // pick the swapped tile and split.
+// That was measured before splits summed in the cluster existed: where the unswapped plan is one,
+// auto runs it instead. On 1x, 8x and 16x2112x7168 (the swapab suite) 64x96 in 4 slices summed in
+// the cluster ran 4.6-10.8% faster than the swapped pick in three sweeps
+// (bench/results/2026-12-04-h200-pingpong.md, run D; 2026-12-04-h200-pingpong-epilogues.md, runs
+// D and G). Where the unswapped plan is unsplit (n = 4096 and 7168 of the same list) the swapped pick
+// stays (on n = 4096 an unsplit 64x64 ran 33-34 us against its 27-28).
 constexpr uint32_t kAutoSwapMaxM = 16;
 constexpr uint32_t kAutoSwapMinN = 2048;
 // A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and
@@ -893,6 +899,11 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
              o.companion != 1 && o.fused_reduce != 1 && o.cluster_reduce != 1 && o.split_columns != 1 &&
              o.pingpong != 1 && (!o.block_m || o.block_m == kSwapBlockM) &&
              (!o.block_n || is_wgmma_swap_width(o.block_n))) {
+    // ... unless the unswapped plan would be a split summed in the cluster (kAutoSwapMaxM says why).
+    GemmConfig unswapped = o;
+    unswapped.swap_ab = 0;
+    std::vector<GemmPlan> plain = rank_plans(d, f, unswapped);
+    if (plain.front().main.kernel.k_cluster > 1) return plain;
     swap = true;
   }
   std::vector<uint32_t> splits{1};
