@@ -9,7 +9,7 @@
 //
 // Agents per CTA: the producer thread; one agent per consumer warp (each arriving once per target
 // as the kernel's warps do, so the arrival counts are the kernel's; taking turns, each round's
-// releasers are the four warps of its turn);
+// releasers are the four warps of its turn); with a bias ring, the epilogue loader;
 // the exit; and one agent per load in flight to one CTA, so that the lands of a multicast come in
 // any order and late. In the kernel the four warps of a warpgroup meet at each wgmma; here they
 // drift apart freely, which only adds orders: every order the kernel can take, the model can pick.
@@ -20,6 +20,7 @@
 #include <sstream>
 #include <utility>
 
+#include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 #include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/device/pipeline/pipeline_state.cuh"
 
@@ -70,6 +71,13 @@ enum class OpKind : uint8_t {
   kLand,          // a load reaches rank `peer`: writes the stage, completes its bytes
   kTurnWait,      // consumer warp (turns): waits until every warp of turn `round` - 1 handed over
   kTurnPass,      // consumer warp (turns): hands turn `round` over
+  kBiasWaitEmpty, // epilogue loader: parity wait on the bias slot's empty barrier
+  kBiasIssue,     // epilogue loader: arrive.expect_tx on the slot's full barrier, then the TMA load
+  kBiasLand,      // the bias load lands: completes its bytes
+  kBiasWaitFull,  // consumer warp, in its epilogue: parity wait on the slot's full barrier
+  kBiasDone,      // consumer warp: its reads of the tile's bias are over (the overwrite check's truth)
+  kBiasRelease,   // a warpgroup's first warp: once its four warps are done (the epilogue's named
+                  // barrier), arrives on the slot's empty barrier
   kDrain,         // exit: waits until the CTA's producer and consumer warps are done
   kClusterArrive, // exit: the final cluster barrier (leave_cluster)
   kClusterWait,
@@ -84,7 +92,11 @@ struct Op {
   uint32_t peer = 0;    // kRelease, kLand: the target rank
   uint16_t mask = 0;    // kIssue: the ranks written
   uint32_t bytes = 0;   // kFill: expected; kIssue, kLand: the box
+  uint32_t warpgroup = 0;  // kBiasDone, kBiasRelease: the warp's warpgroup
 };
+
+// The kernel's warps per consumer warpgroup.
+constexpr uint32_t kWarpsPerWarpgroup = kWarpgroupThreads / 32;
 
 // Transaction bytes of one A box and one B box; TMA counts a whole box even where it reads past
 // the problem's edge (it writes zeros there).
@@ -144,6 +156,32 @@ void release(std::vector<Op>& ops, RingPosition at, uint32_t round, uint16_t tar
     if ((targets >> y) & 1u) ops.push_back({.kind = OpKind::kRelease, .stage = at.stage, .round = round, .peer = y});
 }
 
+// The bias tile of a valid tile: the bytes its box brings (BF16 bias; the model plays protocol, not sizes).
+constexpr uint32_t kBiasTileBytes = 256;
+
+// run_epilogue_loader's bias part: per valid tile (phantoms have no epilogue) a wait for the slot,
+// then the load.
+std::vector<Op> loader_program(const std::vector<TileWork>& steps, const RingProtocol& bias) {
+  uint32_t tiles = 0;
+  for (const TileWork& w : steps) tiles += w.valid ? 1 : 0;
+  const std::vector<RingPosition> at = ring_positions(bias.stages, true, tiles);
+  std::vector<Op> ops;
+  for (uint32_t v = 0; v < tiles; ++v) {
+    ops.push_back({.kind = OpKind::kBiasWaitEmpty, .stage = at[v].stage, .parity = at[v].parity, .round = v});
+    ops.push_back({.kind = OpKind::kBiasIssue, .stage = at[v].stage, .round = v, .bytes = kBiasTileBytes});
+  }
+  return ops;
+}
+
+// The consumer warp's epilogue on valid tile `tile` at slot position `at`: read the bias, and (the
+// warpgroup's first warp) give the slot back once the warpgroup is done.
+void read_bias(std::vector<Op>& ops, RingPosition at, uint32_t tile, uint32_t warp, uint32_t warpgroup) {
+  ops.push_back({.kind = OpKind::kBiasWaitFull, .stage = at.stage, .parity = at.parity, .round = tile});
+  ops.push_back({.kind = OpKind::kBiasDone, .stage = at.stage, .round = tile, .warpgroup = warpgroup});
+  if (warp % kWarpsPerWarpgroup == 0)
+    ops.push_back({.kind = OpKind::kBiasRelease, .stage = at.stage, .round = tile, .warpgroup = warpgroup});
+}
+
 // A consumer warp's part in the turns: its warpgroup, or kEveryTurn where the warps do not take turns.
 constexpr uint32_t kEveryTurn = ~0u;
 
@@ -152,18 +190,31 @@ constexpr uint32_t kEveryTurn = ~0u;
 // phantom releases each round as soon as it has passed it. Taking turns (`warpgroup` is not
 // kEveryTurn), the warp skips the other warpgroup's tiles, waits for the hand-over before its
 // own and hands over once it has passed their last round; at the end the warpgroup whose turn
-// would be next takes the last hand-over. `skip_turn_waits` (tests) drops the waits.
-std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol,
-                                 uint32_t warpgroup, bool skip_turn_waits) {
+// would be next takes the last hand-over. `skip_turn_waits` (tests) drops the waits. With a bias
+// ring (`bias`), each valid tile's epilogue reads its bias after the tile's rounds: the warp's
+// position in that ring counts every valid tile, the other warpgroup's too (Epilogue::skip_tile),
+// or only its own with `bias_without_skip` (tests).
+struct ConsumerWarp {
+  uint32_t warp = 0;
+  uint32_t warpgroup = kEveryTurn;  // taking turns: its warpgroup
+  uint32_t bias_group = 0;          // its warpgroup, whether or not the warps take turns
+};
+std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, ConsumerWarp me,
+                                 bool skip_turn_waits, const RingProtocol* bias, bool bias_without_skip) {
   const std::vector<RingPosition> at = ring_positions(protocol.stages, false, count_rounds(steps));
+  const std::vector<RingPosition> bias_at = bias ? ring_positions(bias->stages, false, steps.size()) : std::vector<RingPosition>{};
+  const uint32_t warpgroup = me.warpgroup;
   const bool turns = warpgroup != kEveryTurn;
   const auto wait_turn = [&](std::vector<Op>& ops, uint32_t t) {
     if (!skip_turn_waits) ops.push_back({.kind = OpKind::kTurnWait, .round = t});
   };
   std::vector<Op> ops;
   uint32_t round = 0, turn = 0;
+  uint32_t valid_tiles = 0, own_tiles = 0;  // bias slots passed: every valid tile's, or its own only
   for (const TileWork& w : steps) {
     const uint32_t t = turn++;
+    const uint32_t tile = valid_tiles;
+    if (w.valid) ++valid_tiles;
     if (turns && t % kPingpongWarpgroups != warpgroup) {
       round += w.num_k_steps;
       continue;
@@ -177,6 +228,8 @@ std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingP
     }
     if (w.valid && w.num_k_steps > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
     if (turns && (!w.valid || w.num_k_steps == 0)) ops.push_back({.kind = OpKind::kTurnPass, .round = t});
+    if (bias && w.valid) read_bias(ops, bias_at[bias_without_skip ? own_tiles : tile], tile, me.warp, me.bias_group);
+    if (w.valid) ++own_tiles;
   }
   if (turns && turn > 0 && turn % kPingpongWarpgroups == warpgroup) wait_turn(ops, turn);
   return ops;
@@ -217,6 +270,12 @@ struct Cta {
   std::vector<uint32_t> turn_passes;          // turns: per turn, its warps that handed it over
   std::vector<uint32_t> turn_waiters;
   std::vector<uint32_t> loads_due, loads_in;  // per round: loads aimed at this CTA, and landed
+  // The bias ring (bias_slots): its barriers, and per valid tile whether its bias landed, the warps
+  // that must read it and those (per warpgroup: tile * 2 + warpgroup) that have.
+  std::vector<Barrier> bias_full, bias_empty;
+  std::vector<uint8_t> bias_landed;
+  std::vector<uint32_t> bias_readers, bias_done, bias_done_by_group;
+  std::vector<uint32_t> bias_sync_waiters;
   uint32_t busy = 0;                          // its producer and consumer warps not yet done
   std::vector<uint32_t> drain_waiters;
   bool exited = false;
@@ -227,7 +286,7 @@ struct ClusterExit {
   std::vector<uint32_t> waiters;
 };
 
-enum class Role : uint8_t { kProducer, kConsumer, kExit, kLoad };
+enum class Role : uint8_t { kProducer, kConsumer, kLoader, kExit, kLoad };
 
 struct Agent {
   Role role = Role::kProducer;
@@ -239,6 +298,9 @@ struct Agent {
 };
 
 const char* barrier_name(bool full) { return full ? "full" : "empty"; }
+
+// A role the CTA's exit waits for (the loads in flight are the issuers').
+bool keeps_cta(Role r) { return r == Role::kProducer || r == Role::kConsumer || r == Role::kLoader; }
 
 class Model {
  public:
@@ -301,11 +363,24 @@ class Model {
       c.turn_passes.assign(steps.size(), 0);
       const uint32_t fresh_rounds = opt_.fresh_rounds.value_or(c.protocol.stages);
       add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box, fresh_rounds)});
+      const RingProtocol* bias = opt_.bias_slots ? &bias_ : nullptr;
+      if (bias) {
+        bias_ = bias_ring_protocol(opt_.bias_slots, warps / kWarpsPerWarpgroup, opt_.turns);
+        if (opt_.bias_releasers) bias_.empty_arrivals = *opt_.bias_releasers;
+        c.bias_full.assign(bias_.stages, fresh(bias_.full_arrivals));
+        c.bias_empty.assign(bias_.stages, fresh(bias_.empty_arrivals));
+        for (uint32_t t = 0; t < steps.size(); ++t)
+          if (steps[t].valid) c.bias_readers.push_back(opt_.turns ? kWarpsPerWarpgroup : warps);
+        c.bias_landed.assign(c.bias_readers.size(), 0);
+        c.bias_done.assign(c.bias_readers.size(), 0);
+        c.bias_done_by_group.assign(c.bias_readers.size() * kPingpongWarpgroups, 0);
+        add_agent({.role = Role::kLoader, .cta = i, .ops = loader_program(steps, bias_)});
+      }
       const uint32_t warps_per_turn = warps / kPingpongWarpgroups;
       for (uint32_t w = 0; w < warps; ++w) {
-        const uint32_t warpgroup = opt_.turns ? w / warps_per_turn : kEveryTurn;
+        const ConsumerWarp me{w, opt_.turns ? w / warps_per_turn : kEveryTurn, w / kWarpsPerWarpgroup};
         add_agent({.role = Role::kConsumer, .cta = i, .warp = w,
-                   .ops = consumer_program(steps, c.protocol, warpgroup, opt_.skip_turn_waits)});
+                   .ops = consumer_program(steps, c.protocol, me, opt_.skip_turn_waits, bias, opt_.bias_without_skip)});
       }
       add_agent({.role = Role::kExit, .cta = i, .ops = exit_program(opt_.exit_barrier)});
     }
@@ -335,7 +410,7 @@ class Model {
   }
 
   void add_agent(Agent a) {
-    if (a.role == Role::kProducer || a.role == Role::kConsumer) ctas_[a.cta].busy += a.done() ? 0 : 1;
+    if (keeps_cta(a.role)) ctas_[a.cta].busy += a.done() ? 0 : 1;
     const uint32_t id = static_cast<uint32_t>(agents_.size());
     if (a.done()) ++finished_;
     else ready_.push_back(id);
@@ -384,7 +459,7 @@ class Model {
   void retire(const Agent& a) {
     ++finished_;
     Cta& c = ctas_[a.cta];
-    if ((a.role == Role::kProducer || a.role == Role::kConsumer) && --c.busy == 0) wake(c.drain_waiters);
+    if (keeps_cta(a.role) && --c.busy == 0) wake(c.drain_waiters);
   }
 
   // Makes agent `id`'s next move; false when it has to wait instead (it is then parked).
@@ -423,6 +498,32 @@ class Model {
       case OpKind::kDoneReading: c.read_through[warp] = op.round + 1; break;
       case OpKind::kRelease: release_on(c, warp, op); break;
       case OpKind::kLand: land(c, op); break;
+      case OpKind::kBiasWaitEmpty:
+        if (!pass_or_park(c.bias_empty[op.stage].passed(op.parity), c.bias_empty[op.stage].waiters, id)) return false;
+        break;
+      case OpKind::kBiasIssue: issue_bias(cta, op); break;
+      case OpKind::kBiasLand:
+        c.bias_landed[op.round] = 1;
+        c.bias_full[op.stage].tx -= op.bytes;
+        settle(c.bias_full[op.stage]);
+        break;
+      case OpKind::kBiasWaitFull:
+        if (!pass_or_park(c.bias_full[op.stage].passed(op.parity), c.bias_full[op.stage].waiters, id)) return false;
+        if (!c.bias_landed[op.round])
+          fail(who(c), "'s consumer warp ", warp, " passes bias slot ", op.stage, "'s full barrier for tile ", op.round,
+               " before its bias landed");
+        break;
+      case OpKind::kBiasDone:
+        ++c.bias_done[op.round];
+        ++c.bias_done_by_group[op.round * kPingpongWarpgroups + op.warpgroup];
+        wake(c.bias_sync_waiters);
+        break;
+      case OpKind::kBiasRelease:
+        if (!pass_or_park(c.bias_done_by_group[op.round * kPingpongWarpgroups + op.warpgroup] == kWarpsPerWarpgroup,
+                          c.bias_sync_waiters, id))
+          return false;
+        arrive_bias(c, op.stage);
+        break;
       case OpKind::kDrain:
         if (!pass_or_park(c.busy == 0, c.drain_waiters, id)) return false;
         break;
@@ -470,6 +571,37 @@ class Model {
       land.peer = y;
       add_agent({.role = Role::kLoad, .cta = cta, .ops = {land}});
     }
+  }
+
+  // The loader's bias load for valid tile op.round: the slot's previous tile must be read by every
+  // warp that reads it; the bytes land later.
+  void issue_bias(uint32_t cta, const Op& op) {
+    Cta& c = ctas_[cta];
+    const uint32_t slots = static_cast<uint32_t>(c.bias_full.size());
+    if (op.round >= slots) {
+      const uint32_t prev = op.round - slots;
+      if (c.bias_done[prev] < c.bias_readers[prev])
+        fail(who(c), "'s epilogue loader overwrites bias slot ", op.stage, " for tile ", op.round, " while ",
+             c.bias_readers[prev] - c.bias_done[prev], " warps have not finished reading tile ", prev, "'s bias");
+    }
+    c.bias_full[op.stage].tx += op.bytes;
+    Barrier& b = c.bias_full[op.stage];
+    if (b.pending == 0) fail(who(c), "'s bias slot ", op.stage, " full barrier gets an arrival past its count");
+    else --b.pending;
+    settle(b);
+    Op land = op;
+    land.kind = OpKind::kBiasLand;
+    add_agent({.role = Role::kLoad, .cta = cta, .ops = {land}});
+  }
+
+  void arrive_bias(Cta& c, uint32_t slot) {
+    Barrier& b = c.bias_empty[slot];
+    if (b.pending == 0) {
+      fail(who(c), "'s bias slot ", slot, " empty barrier gets an arrival past its count of ", b.init);
+      return;
+    }
+    --b.pending;
+    settle(b);
   }
 
   void land(const Cta& issuer, const Op& op) {
@@ -543,6 +675,15 @@ class Model {
     } else if (op.kind == OpKind::kTurnWait) {
       s << "'s consumer warp " << a.warp << " waits for turn " << op.round - 1 << "'s hand-over, "
         << c.turn_passes[op.round - 1] << " of " << warps_per_turn() << " warps passed";
+    } else if (op.kind == OpKind::kBiasWaitEmpty || op.kind == OpKind::kBiasWaitFull) {
+      const bool full = op.kind == OpKind::kBiasWaitFull;
+      const Barrier& b = full ? c.bias_full[op.stage] : c.bias_empty[op.stage];
+      s << (full ? "'s consumer warp " + std::to_string(a.warp) : std::string("'s epilogue loader")) << " (tile "
+        << op.round << ") waits on bias slot " << op.stage << "'s " << barrier_name(full) << " barrier for parity "
+        << op.parity << ", which has completed " << b.completed << " phases and misses " << b.pending << " of its "
+        << b.init << " arrivals";
+    } else if (op.kind == OpKind::kBiasRelease) {
+      s << "'s consumer warp " << a.warp << " waits for its warpgroup's reads of tile " << op.round << "'s bias";
     } else if (op.kind == OpKind::kDrain) {
       s << " cannot exit: its producer and consumer warps are not all done (" << c.busy << " left)";
     } else {
@@ -560,6 +701,13 @@ class Model {
   // match the protocol's init counts.
   void check_boundaries() {
     for (const Cta& c : ctas_) {
+      for (uint32_t s = 0; s < c.bias_full.size(); ++s)
+        for (const bool full : {true, false}) {
+          const Barrier& b = full ? c.bias_full[s] : c.bias_empty[s];
+          if (!b.at_boundary())
+            fail(who(c), "'s bias slot ", s, " ", barrier_name(full), " barrier ends inside phase ", b.completed, ": ",
+                 b.init - b.pending, " of its ", b.init, " arrivals");
+        }
       for (uint32_t s = 0; s < c.protocol.stages; ++s) {
         for (const bool full : {true, false}) {
           const Barrier& b = full ? c.full[s] : c.empty[s];
@@ -578,6 +726,7 @@ class Model {
   std::mt19937_64 rng_;
   std::vector<Cta> ctas_;  // cluster-major: CTA (c, r) at c * size_ + r
   std::vector<ClusterExit> clusters_;
+  RingProtocol bias_;  // the bias ring's protocol (bias_slots), the same for every CTA
   std::deque<Agent> agents_;
   std::vector<uint32_t> ready_;  // agents that can make a move
   size_t finished_ = 0;

@@ -15,6 +15,9 @@
 //   - exit: an arrival or a load aimed at a CTA that has exited;
 //   - deadlock: nothing can move but not everything is done (each stuck agent says what it waits on);
 //   - balance: at the end every barrier sits at a phase boundary, and no arrival overflows a phase.
+// With a bias ring (bias_slots), its own overwrite and early-read checks: the loader writes a slot
+// while a warp that reads its previous tile's bias has not finished, or a warp passes a slot's
+// full barrier before that tile's bias landed.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,16 @@ struct PipelineModelOptions {
   bool turns = false;
   // Tests only: turns without the hand-over, to plant a fault.
   bool skip_turn_waits = false;
+  // The epilogue's bias ring beside the operand ring, this many slots (the kernel's: 2; 0: no
+  // bias): the epilogue loader fills one slot a valid tile; after its main loop each consumer
+  // warpgroup that stores the tile (taking turns: the turn's) reads it, and its first warp releases
+  // it once the warpgroup's four warps are done (bias_ring_protocol); taking turns, the other
+  // warpgroup passes over the slot (Epilogue::skip_tile).
+  uint32_t bias_slots = 0;
+  // Tests only, to plant faults: taking turns, each warpgroup counts only its own tiles' slots (no
+  // skip); the bias ring's release count.
+  bool bias_without_skip = false;
+  std::optional<uint32_t> bias_releasers;
   uint32_t elem_bytes = 2;      // BF16 operands: the transaction bytes of a box
   uint64_t seed = 1;            // the interleaving
   // The kernel's final cluster barrier (leave_cluster, in kernels with dynamic units only): no CTA

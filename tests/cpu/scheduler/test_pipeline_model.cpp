@@ -7,6 +7,7 @@
 
 #include "random_problem.hpp"
 #include "test_helpers.hpp"
+#include "tilecast/device/kernels/gemm_sm90/spec.cuh"
 #include "tilecast/plan/pipeline_model.hpp"
 
 namespace tilecast::test {
@@ -25,6 +26,7 @@ const std::string kDeadlock = "deadlock:";
 const std::string kEarlyRead = "loads landed";
 const std::string kOpenPhase = "ends inside phase";
 const std::string kSkippedBlock = "which would block";
+const std::string kBiasOverwrite = "overwrites bias slot";
 
 PipelineModelResult play(const GemmProblem& p, const TileConfig& c, uint32_t clusters, const PipelineModelOptions& o) {
   return plan::play_pipeline(p, {c, clusters}, o);
@@ -66,6 +68,7 @@ TEST(PipelineModel, KernelProtocolHoldsOverRandomProblems) {
       for (int run = 0; run < 3; ++run) {
         c.options.seed = gen.rng()();
         c.options.exit_barrier = run < 2;
+        c.options.bias_slots = run == 1 ? 2 : 0;  // the epilogue's bias ring beside it
         const PipelineModelResult r = play(c.problem->problem, c.config, c.clusters, c.options);
         ASSERT_TRUE(r.ok()) << c.describe() << ":\n" << listing(r.violations);
         ++runs;
@@ -80,7 +83,8 @@ TEST(PipelineModel, KernelProtocolHoldsOverRandomProblems) {
 }
 
 // Ping-pong: the same random problems with the two warpgroups taking tiles in turn, each round
-// waited for and released by its turn's four warps only (GemmKernelSpec::pingpong).
+// waited for and released by its turn's four warps only (GemmKernelSpec::pingpong), with the
+// bias ring's slots read by the turn's warpgroup and passed over by the other.
 TEST(PipelineModel, TakingTurnsHoldsOverRandomProblems) {
   ProblemGenerator gen(20261204);
   uint64_t runs = 0, multicasts = 0;
@@ -92,6 +96,7 @@ TEST(PipelineModel, TakingTurnsHoldsOverRandomProblems) {
       for (int run = 0; run < 2; ++run) {
         c.options.seed = gen.rng()();
         c.options.exit_barrier = run == 0;
+        c.options.bias_slots = run == 0 ? 2 : 0;
         const PipelineModelResult r = play(c.problem->problem, c.config, c.clusters, c.options);
         ASSERT_TRUE(r.ok()) << c.describe() << " in turns:\n" << listing(r.violations);
         ++runs;
@@ -289,6 +294,46 @@ TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeReleaseCountDeadlo
     faulty.protocol = [](uint32_t, RingProtocol& p) { p.empty_arrivals *= 2; };
     EXPECT_TRUE(caught(cluster, clean, faulty, kDeadlock)) << shape(cluster);
   }
+}
+
+// The bias ring in turns without Epilogue::skip_tile: each warpgroup counts only its own tiles'
+// slots, so the second warpgroup reads and releases slot 0 for the first tile's bias in slot 1:
+// the loader refills a slot the other warpgroup still reads, and the ring stalls.
+TEST(PipelineModelCatchesFaults, TakingTurnsWithoutTheBiasSkipOverwrites) {
+  for (const ClusterShape& cluster : {ClusterShape{1, 1}, kShared[0]}) {
+    PipelineModelOptions clean = options();
+    clean.consumer_warps = 8;
+    clean.turns = true;
+    clean.bias_slots = 2;
+    PipelineModelOptions faulty = clean;
+    faulty.bias_without_skip = true;
+    faulty.max_violations = 100000;
+    EXPECT_TRUE(caught(cluster, clean, faulty, kBiasOverwrite, false)) << shape(cluster);
+  }
+}
+
+// The bias ring in turns with the cooperative release count (both warpgroups): the other never
+// releases the turn's slot, so the loader waits forever.
+TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeBiasCountDeadlocks) {
+  PipelineModelOptions clean = options();
+  clean.consumer_warps = 8;
+  clean.turns = true;
+  clean.bias_slots = 2;
+  PipelineModelOptions faulty = clean;
+  faulty.bias_releasers = kPingpongWarpgroups;
+  EXPECT_TRUE(caught(ClusterShape{1, 1}, clean, faulty, kDeadlock));
+}
+
+// Cooperative warpgroups with a bias ring released by one of them: the loader refills a slot the
+// other warpgroup still reads.
+TEST(PipelineModelCatchesFaults, CooperativeBiasReleasedByOneWarpgroupOverwrites) {
+  PipelineModelOptions clean = options();
+  clean.consumer_warps = 8;
+  clean.bias_slots = 2;
+  PipelineModelOptions faulty = clean;
+  faulty.bias_releasers = 1;
+  faulty.max_violations = 100000;
+  EXPECT_TRUE(caught(ClusterShape{1, 1}, clean, faulty, kBiasOverwrite, false));
 }
 
 }  // namespace

@@ -82,4 +82,11 @@ TC_HOST_DEVICE constexpr RingProtocol local_ring_protocol(uint32_t stages, uint3
   return p;
 }
 
+// The epilogue's bias ring (epilogue_loader.cuh): one slot a valid tile, each released by the first
+// thread of every consumer warpgroup that stores the tile: all of them, or with ping-pong the one
+// whose turn it is (the other passes over the slot: Epilogue::skip_tile).
+TC_HOST_DEVICE constexpr RingProtocol bias_ring_protocol(uint32_t slots, uint32_t consumer_warpgroups, bool pingpong) {
+  return local_ring_protocol(slots, pingpong ? 1 : consumer_warpgroups);
+}
+
 }  // namespace tilecast

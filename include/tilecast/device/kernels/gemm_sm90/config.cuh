@@ -97,7 +97,7 @@ struct GemmSm90Config {
   // The bias ring: released by the first thread of every consumer warpgroup that stores the tile
   // (with kPingpong the one whose turn it is).
   static constexpr RingProtocol kBiasRing =
-      local_ring_protocol(kGeo.bias_slots ? kGeo.bias_slots : 1, kPingpong ? 1 : kConsumerWarpgroups);
+      bias_ring_protocol(kGeo.bias_slots ? kGeo.bias_slots : 1, kConsumerWarpgroups, kPingpong);
   static constexpr uint32_t kBiasSlots = kGeo.bias_slots ? kGeo.bias_slots : 1;
 };
 
