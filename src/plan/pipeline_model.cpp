@@ -202,7 +202,8 @@ struct ConsumerWarp {
 std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, ConsumerWarp me,
                                  bool skip_turn_waits, const RingProtocol* bias, bool bias_without_skip) {
   const std::vector<RingPosition> at = ring_positions(protocol.stages, false, count_rounds(steps));
-  const std::vector<RingPosition> bias_at = bias ? ring_positions(bias->stages, false, steps.size()) : std::vector<RingPosition>{};
+  std::vector<RingPosition> bias_at;
+  if (bias) bias_at = ring_positions(bias->stages, false, static_cast<uint32_t>(steps.size()));
   const uint32_t warpgroup = me.warpgroup;
   const bool turns = warpgroup != kEveryTurn;
   const auto wait_turn = [&](std::vector<Op>& ops, uint32_t t) {
