@@ -296,15 +296,21 @@ TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeReleaseCountDeadlo
   }
 }
 
+// Two consumer warpgroups (taking turns or not) and the kernel's two bias slots.
+PipelineModelOptions with_bias(bool turns) {
+  PipelineModelOptions o = options();
+  o.consumer_warps = 8;
+  o.turns = turns;
+  o.bias_slots = 2;
+  return o;
+}
+
 // The bias ring in turns without Epilogue::skip_tile: each warpgroup counts only its own tiles'
 // slots, so the second warpgroup reads and releases slot 0 for the first tile's bias in slot 1:
 // the loader refills a slot the other warpgroup still reads, and the ring stalls.
 TEST(PipelineModelCatchesFaults, TakingTurnsWithoutTheBiasSkipOverwrites) {
   for (const ClusterShape& cluster : {ClusterShape{1, 1}, kShared[0]}) {
-    PipelineModelOptions clean = options();
-    clean.consumer_warps = 8;
-    clean.turns = true;
-    clean.bias_slots = 2;
+    const PipelineModelOptions clean = with_bias(true);
     PipelineModelOptions faulty = clean;
     faulty.bias_without_skip = true;
     faulty.max_violations = 100000;
@@ -315,10 +321,7 @@ TEST(PipelineModelCatchesFaults, TakingTurnsWithoutTheBiasSkipOverwrites) {
 // The bias ring in turns with the cooperative release count (both warpgroups): the other never
 // releases the turn's slot, so the loader waits forever.
 TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeBiasCountDeadlocks) {
-  PipelineModelOptions clean = options();
-  clean.consumer_warps = 8;
-  clean.turns = true;
-  clean.bias_slots = 2;
+  const PipelineModelOptions clean = with_bias(true);
   PipelineModelOptions faulty = clean;
   faulty.bias_releasers = kPingpongWarpgroups;
   EXPECT_TRUE(caught(ClusterShape{1, 1}, clean, faulty, kDeadlock));
@@ -327,9 +330,7 @@ TEST(PipelineModelCatchesFaults, TakingTurnsWithTheCooperativeBiasCountDeadlocks
 // Cooperative warpgroups with a bias ring released by one of them: the loader refills a slot the
 // other warpgroup still reads.
 TEST(PipelineModelCatchesFaults, CooperativeBiasReleasedByOneWarpgroupOverwrites) {
-  PipelineModelOptions clean = options();
-  clean.consumer_warps = 8;
-  clean.bias_slots = 2;
+  const PipelineModelOptions clean = with_bias(false);
   PipelineModelOptions faulty = clean;
   faulty.bias_releasers = 1;
   faulty.max_violations = 100000;
