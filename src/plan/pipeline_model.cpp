@@ -182,30 +182,21 @@ void read_bias(std::vector<Op>& ops, RingPosition at, uint32_t tile, uint32_t wa
     ops.push_back({.kind = OpKind::kBiasRelease, .stage = at.stage, .round = tile, .warpgroup = warpgroup});
 }
 
-// A consumer warp's part in the turns: its warpgroup, or kEveryTurn where the warps do not take turns.
-constexpr uint32_t kEveryTurn = ~0u;
-
 // One consumer warp, as run_consumer and run_tile play it: a valid tile keeps a stage in flight
 // and releases it after the next stage's wait (its wgmma's may still read it until then), a
-// phantom releases each round as soon as it has passed it. Taking turns (`warpgroup` is not
-// kEveryTurn), the warp skips the other warpgroup's tiles, waits for the hand-over before its
+// phantom releases each round as soon as it has passed it. Taking turns, the warp skips the
+// other warpgroup's tiles, waits for the hand-over before its
 // own and hands over once it has passed their last round; at the end the warpgroup whose turn
 // would be next takes the last hand-over. `skip_turn_waits` (tests) drops the waits. With a bias
 // ring (`bias`), each valid tile's epilogue reads its bias after the tile's rounds: the warp's
 // position in that ring counts every valid tile, the other warpgroup's too (Epilogue::skip_tile),
 // or only its own with `bias_without_skip` (tests).
-struct ConsumerWarp {
-  uint32_t warp = 0;
-  uint32_t warpgroup = kEveryTurn;  // taking turns: its warpgroup
-  uint32_t bias_group = 0;          // its warpgroup, whether or not the warps take turns
-};
-std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, ConsumerWarp me,
-                                 bool skip_turn_waits, const RingProtocol* bias, bool bias_without_skip) {
+std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingProtocol& protocol, uint32_t warp,
+                                 bool turns, bool skip_turn_waits, const RingProtocol* bias, bool bias_without_skip) {
   const std::vector<RingPosition> at = ring_positions(protocol.stages, false, count_rounds(steps));
   std::vector<RingPosition> bias_at;
   if (bias) bias_at = ring_positions(bias->stages, false, static_cast<uint32_t>(steps.size()));
-  const uint32_t warpgroup = me.warpgroup;
-  const bool turns = warpgroup != kEveryTurn;
+  const uint32_t warpgroup = warp / kWarpsPerWarpgroup;
   const auto wait_turn = [&](std::vector<Op>& ops, uint32_t t) {
     if (!skip_turn_waits) ops.push_back({.kind = OpKind::kTurnWait, .round = t});
   };
@@ -229,7 +220,7 @@ std::vector<Op> consumer_program(const std::vector<TileWork>& steps, const RingP
     }
     if (w.valid && w.num_k_steps > 0) release(ops, at[round - 1], round - 1, protocol.release_mask);
     if (turns && (!w.valid || w.num_k_steps == 0)) ops.push_back({.kind = OpKind::kTurnPass, .round = t});
-    if (bias && w.valid) read_bias(ops, bias_at[bias_without_skip ? own_tiles : tile], tile, me.warp, me.bias_group);
+    if (bias && w.valid) read_bias(ops, bias_at[bias_without_skip ? own_tiles : tile], tile, warp, warpgroup);
     if (w.valid) ++own_tiles;
   }
   if (turns && turn > 0 && turn % kPingpongWarpgroups == warpgroup) wait_turn(ops, turn);
@@ -272,10 +263,10 @@ struct Cta {
   std::vector<uint32_t> turn_waiters;
   std::vector<uint32_t> loads_due, loads_in;  // per round: loads aimed at this CTA, and landed
   // The bias ring (bias_slots): its barriers, and per valid tile whether its bias landed, the warps
-  // that must read it and those (per warpgroup: tile * 2 + warpgroup) that have.
+  // that must read it and, per warpgroup (tile * warpgroups + warpgroup), those that have.
   std::vector<Barrier> bias_full, bias_empty;
   std::vector<uint8_t> bias_landed;
-  std::vector<uint32_t> bias_readers, bias_done, bias_done_by_group;
+  std::vector<uint32_t> bias_readers, bias_done;
   std::vector<uint32_t> bias_sync_waiters;
   uint32_t busy = 0;                          // its producer and consumer warps not yet done
   std::vector<uint32_t> drain_waiters;
@@ -341,6 +332,16 @@ class Model {
       fail("cluster of ", size_, " CTAs: the model plays 1 to ", kMaxClusterSize);
       return false;
     }
+    if (opt_.turns && opt_.consumer_warps != kPingpongWarpgroups * kWarpsPerWarpgroup) {
+      fail("taking turns needs ", kPingpongWarpgroups, " warpgroups of ", kWarpsPerWarpgroup, " warps, not ",
+           opt_.consumer_warps, " warps");
+      return false;
+    }
+    const RingProtocol* bias = opt_.bias_slots ? &bias_ : nullptr;
+    if (bias) {
+      bias_ = bias_ring_protocol(opt_.bias_slots, warpgroups(), opt_.turns);
+      if (opt_.bias_releasers) bias_.empty_arrivals = *opt_.bias_releasers;
+    }
     const TileConfig& cfg = launch_.config;
     const BoxBytes box{cfg.block_m * cfg.block_k * opt_.elem_bytes, cfg.block_n * cfg.block_k * opt_.elem_bytes};
     ctas_.resize(size_t{launch_.num_clusters} * size_);
@@ -364,25 +365,19 @@ class Model {
       c.turn_passes.assign(steps.size(), 0);
       const uint32_t fresh_rounds = opt_.fresh_rounds.value_or(c.protocol.stages);
       add_agent({.role = Role::kProducer, .cta = i, .ops = producer_program(steps, c.protocol, box, fresh_rounds)});
-      const RingProtocol* bias = opt_.bias_slots ? &bias_ : nullptr;
       if (bias) {
-        bias_ = bias_ring_protocol(opt_.bias_slots, warps / kWarpsPerWarpgroup, opt_.turns);
-        if (opt_.bias_releasers) bias_.empty_arrivals = *opt_.bias_releasers;
         c.bias_full.assign(bias_.stages, fresh(bias_.full_arrivals));
         c.bias_empty.assign(bias_.stages, fresh(bias_.empty_arrivals));
         for (uint32_t t = 0; t < steps.size(); ++t)
           if (steps[t].valid) c.bias_readers.push_back(opt_.turns ? kWarpsPerWarpgroup : warps);
         c.bias_landed.assign(c.bias_readers.size(), 0);
-        c.bias_done.assign(c.bias_readers.size(), 0);
-        c.bias_done_by_group.assign(c.bias_readers.size() * kPingpongWarpgroups, 0);
+        c.bias_done.assign(c.bias_readers.size() * warpgroups(), 0);
         add_agent({.role = Role::kLoader, .cta = i, .ops = loader_program(steps, bias_)});
       }
-      const uint32_t warps_per_turn = warps / kPingpongWarpgroups;
-      for (uint32_t w = 0; w < warps; ++w) {
-        const ConsumerWarp me{w, opt_.turns ? w / warps_per_turn : kEveryTurn, w / kWarpsPerWarpgroup};
+      for (uint32_t w = 0; w < warps; ++w)
         add_agent({.role = Role::kConsumer, .cta = i, .warp = w,
-                   .ops = consumer_program(steps, c.protocol, me, opt_.skip_turn_waits, bias, opt_.bias_without_skip)});
-      }
+                   .ops = consumer_program(steps, c.protocol, w, opt_.turns, opt_.skip_turn_waits, bias,
+                                           opt_.bias_without_skip)});
       add_agent({.role = Role::kExit, .cta = i, .ops = exit_program(opt_.exit_barrier)});
     }
     for (const Agent& a : agents_)
@@ -515,12 +510,11 @@ class Model {
                " before its bias landed");
         break;
       case OpKind::kBiasDone:
-        ++c.bias_done[op.round];
-        ++c.bias_done_by_group[op.round * kPingpongWarpgroups + op.warpgroup];
+        ++c.bias_done[op.round * warpgroups() + op.warpgroup];
         wake(c.bias_sync_waiters);
         break;
       case OpKind::kBiasRelease:
-        if (!pass_or_park(c.bias_done_by_group[op.round * kPingpongWarpgroups + op.warpgroup] == kWarpsPerWarpgroup,
+        if (!pass_or_park(c.bias_done[op.round * warpgroups() + op.warpgroup] == kWarpsPerWarpgroup,
                           c.bias_sync_waiters, id))
           return false;
         arrive_bias(c, op.stage);
@@ -581,9 +575,11 @@ class Model {
     const uint32_t slots = static_cast<uint32_t>(c.bias_full.size());
     if (op.round >= slots) {
       const uint32_t prev = op.round - slots;
-      if (c.bias_done[prev] < c.bias_readers[prev])
+      uint32_t done = 0;
+      for (uint32_t g = 0; g < warpgroups(); ++g) done += c.bias_done[prev * warpgroups() + g];
+      if (done < c.bias_readers[prev])
         fail(who(c), "'s epilogue loader overwrites bias slot ", op.stage, " for tile ", op.round, " while ",
-             c.bias_readers[prev] - c.bias_done[prev], " warps have not finished reading tile ", prev, "'s bias");
+             c.bias_readers[prev] - done, " warps have not finished reading tile ", prev, "'s bias");
     }
     c.bias_full[op.stage].tx += op.bytes;
     Barrier& b = c.bias_full[op.stage];
@@ -629,6 +625,7 @@ class Model {
   }
 
   uint32_t warps_per_turn() const { return opt_.consumer_warps / kPingpongWarpgroups; }
+  uint32_t warpgroups() const { return opt_.consumer_warps / kWarpsPerWarpgroup; }
 
   // Ground truth for S11: stage op.stage of y was last used in round - stages; every consumer
   // warp of y that read it (taking turns: the warps of that round's turn) must have finished.
