@@ -146,7 +146,7 @@ struct Runner {
         const std::vector<TimingStats> t =
             p.host_time ? time_host_enqueue(timed, stream, kHostRounds, kHostCalls)
                         : time_interleaved(timed, stream, flusher, o.warmup, o.iters, &probe, o.balanced_order,
-                                           o.calls_per_run);
+                                           o.calls_per_run, o.min_ms);
         // Without a reference no baseline was timed: t holds the configs' times only.
         const std::vector<TimingStats> baseline_times(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(num_baselines));
         for (const BaselineBest& b : fastest_per_group(cublas->variants(), baseline_times)) {

@@ -9,6 +9,8 @@
 // rounds. (The flush between two runs stays; what it balances is the kernel before the flush.)
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace tilecast::bench {
@@ -24,6 +26,18 @@ inline size_t balanced_rounds(size_t iters, size_t n) {
   if (n < 2) return iters;
   const size_t period = balanced_period(n);
   return (iters + period - 1) / period * period;
+}
+
+// The rounds a loop runs for at least `iters` and, where `min_loop_ms` > 0, for as many as make
+// it last that long at `round_ms` a round (as the warm-up rounds took), capped at kMaxRounds.
+// Short rows need the extra rounds: 28 rounds of a 12-config sweep had auto 5.6-7.1% behind its
+// own forced twin on 128x576x7168 (13 us a call) in two loops, 210 rounds 0.8-1.3%
+// (bench/results/2026-12-04-h200-sweep-rounds.md).
+inline constexpr size_t kMaxRounds = 100000;
+inline size_t rounds_for_min_loop(size_t iters, double min_loop_ms, double round_ms) {
+  if (!(min_loop_ms > 0) || !(round_ms > 0)) return iters;
+  const double wanted = std::ceil(min_loop_ms / round_ms);
+  return std::max(iters, wanted >= static_cast<double>(kMaxRounds) ? kMaxRounds : static_cast<size_t>(wanted));
 }
 
 // The function at position `pos` (0..n-1) of round `round` of `n` functions.

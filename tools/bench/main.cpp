@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   info.warmup = o.warmup;
   info.balanced_order = o.balanced_order;
   info.iters = o.iters;
+  info.min_ms = o.min_ms;
   info.flush_bytes = o.flush_bytes;
   info.calls_per_run = o.calls_per_run;
   info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
   }
 
   info.gpu_mode = true;
-  std::printf("timing: median of %d iterations after %d warm-up, cuBLAS and tilecast in turn, L2 flush %zu MiB before each\n", o.iters,
+  std::printf("timing: median of %d iterations%s after %d warm-up, cuBLAS and tilecast in turn, L2 flush %zu MiB before each\n",
+              o.iters, o.min_ms > 0 ? (" or more (a loop of " + std::to_string(static_cast<int>(o.min_ms)) + " ms at least)").c_str() : "",
               o.warmup, o.flush_bytes >> 20);
   try {
     return run_on_gpu(o, problems, info);

@@ -213,6 +213,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
   machine_json(j, info);
   j.key("options").begin_object();
   j.field("gpu_mode", info.gpu_mode).field("warmup", info.warmup).field("iters", info.iters);
+  j.field("min_loop_ms", info.min_ms);
   j.field("balanced_order", info.balanced_order);
   j.field("l2_flush_bytes", static_cast<int64_t>(info.flush_bytes));
   j.field("calls_per_run", info.calls_per_run);
@@ -308,8 +309,11 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
   s << "| tilecast commit (at configure) | " << m.git_commit << " |\n";
   s << "| timing | median of " << info.iters
     << (info.balanced_order ? " iterations or more (whole periods of the balanced order)" : " iterations") << " after "
-    << info.warmup
-    << " warm-up, CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
+    << info.warmup << " warm-up"
+    << (info.min_ms > 0 ? ", more rounds where needed for a loop of " + std::to_string(static_cast<int>(info.min_ms)) +
+                              " ms at least (--min-ms)"
+                        : std::string())
+    << ", CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
        "(so that all see the same clocks"
     << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often"
                             : "; the same order every round (--fixed-order)")

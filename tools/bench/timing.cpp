@@ -62,23 +62,31 @@ void L2Flusher::flush(cudaStream_t stream) const {
 
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced, int calls_per_run) {
+                                          bool balanced, int calls_per_run, double min_loop_ms) {
   const size_t n = fns.size();
   std::vector<TimingStats> out(n);
   if (n == 0) return out;
   if (iters < 1) iters = 1;
   if (calls_per_run < 1) calls_per_run = 1;
-  if (balanced) iters = static_cast<int>(balanced_rounds(static_cast<size_t>(iters), n));
   const auto run = [&](const Enqueue& fn) {
     for (int c = 0; c < calls_per_run; ++c) fn(stream);
   };
+  Events warm(2);
+  TC_CUDA_CHECK(cudaEventRecord(warm[0], stream));
   for (int i = 0; i < warmup; ++i)
     for (const Enqueue& fn : fns) {
       flusher.flush(stream);
       run(fn);
     }
+  TC_CUDA_CHECK(cudaEventRecord(warm[1], stream));
   TC_CUDA_CHECK(cudaStreamSynchronize(stream));
   TC_CUDA_CHECK(cudaGetLastError());
+  if (min_loop_ms > 0 && warmup > 0) {
+    float warm_ms = 0;
+    TC_CUDA_CHECK(cudaEventElapsedTime(&warm_ms, warm[0], warm[1]));
+    iters = static_cast<int>(rounds_for_min_loop(static_cast<size_t>(iters), min_loop_ms, warm_ms / warmup));
+  }
+  if (balanced) iters = static_cast<int>(balanced_rounds(static_cast<size_t>(iters), n));
 
   // Run r (round r / n, position r % n) is timed by events 2 * r and the one after.
   const size_t runs = static_cast<size_t>(iters) * n;

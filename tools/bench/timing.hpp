@@ -49,11 +49,12 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 // `balanced` the rounds follow a Williams design (interleave.hpp) for whole periods of it (`iters`
 // rounded up), so that no function always follows the same one. A run is `calls_per_run` back-to-back calls of its function (no flush
 // between them), timed as one and divided by the count: what a chain of calls costs, the launch
-// gaps between them included. One TimingStats per function; the host-bound figures describe the
-// whole loop.
+// gaps between them included. With `min_loop_ms` > 0 and a warm-up, the loop runs as many rounds
+// more as make it last that long at the warm-up rounds' pace (short rows get more rounds). One
+// TimingStats per function; the host-bound figures describe the whole loop.
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced, int calls_per_run = 1);
+                                          bool balanced, int calls_per_run = 1, double min_loop_ms = 0);
 
 // Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
 // rounds, the functions in turn, each round `calls` back-to-back calls of one function after the

@@ -64,5 +64,15 @@ TEST(BenchInterleave, ABalancedLoopRunsWholePeriods) {
     }
 }
 
+TEST(BenchInterleave, AMinimumLoopTimeAddsRoundsToShortRowsOnly) {
+  EXPECT_EQ(rounds_for_min_loop(20, 0, 1.2), 20u) << "no minimum: --iters alone";
+  EXPECT_EQ(rounds_for_min_loop(20, 250, 1.2), 209u) << "14 calls of ~85 us a round: 250 ms is 209 rounds";
+  EXPECT_EQ(rounds_for_min_loop(20, 250, 40.0), 20u) << "a long row keeps --iters";
+  EXPECT_EQ(rounds_for_min_loop(20, 250, 0), 20u) << "no warm-up pace: --iters";
+  EXPECT_EQ(rounds_for_min_loop(20, 250, 1e-9), kMaxRounds) << "capped";
+  // Balanced afterwards, the loop still runs whole periods.
+  EXPECT_EQ(balanced_rounds(rounds_for_min_loop(20, 250, 1.2), 14), 210u);
+}
+
 }  // namespace
 }  // namespace tilecast::bench

@@ -37,6 +37,8 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.sweep_limit, kDefaultSweepLimit);
   EXPECT_EQ(o.warmup, 10);
   EXPECT_EQ(o.iters, 50);
+  EXPECT_EQ(o.min_ms, 0) << "--iters alone unless a minimum loop time is asked for";
+  EXPECT_EQ(parse({"--min-ms", "250"}).min_ms, 250);
   EXPECT_EQ(o.flush_bytes, size_t{256} << 20);
   EXPECT_EQ(o.calls_per_run, 1) << "one call per timed run unless asked";
   EXPECT_EQ(parse({"--calls-per-run", "8"}).calls_per_run, 8);
@@ -92,6 +94,7 @@ TEST(BenchOptions, OtherBadInputIsRefusedByName) {
   EXPECT_NE(refusal({"--peak-tflops", "-3"}).find("--peak-tflops wants a positive number"), std::string::npos);
   EXPECT_NE(refusal({"--config", "cluster=two"}).find("config: cluster wants AxB"), std::string::npos);
   EXPECT_NE(refusal({"--config", "multicast_a=2"}).find("config: multicast_a wants 0 (off), 1 (on) or -1"), std::string::npos);
+  EXPECT_NE(refusal({"--min-ms", "-1"}).find("--min-ms wants an integer in [0, "), std::string::npos);
   EXPECT_NE(refusal({"--calls-per-run", "0"}).find("--calls-per-run wants an integer in [1, "), std::string::npos);
   EXPECT_NE(refusal({"--sweeep"}).find("unknown option '--sweeep'"), std::string::npos);
 }
