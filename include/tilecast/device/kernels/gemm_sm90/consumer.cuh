@@ -50,6 +50,12 @@ TC_DEVICE TC_FORCEINLINE void wait_turn(uint32_t turn) {
   ptx::barrier_sync(static_cast<uint32_t>(NamedBarrier::kFirstMainloopTurn) + (turn - 1) % kPingpongWarpgroups,
                     kTurnBarrierThreads);
 }
+// After `turns` tiles in turns, the warpgroup whose turn would come next: it takes the last
+// hand-over (waits for the last tile's pass_turn), so that every arrival on the turn barriers is
+// waited for. Warpgroup 0 where no tile was taken.
+TC_DEVICE TC_FORCEINLINE bool takes_last_hand_over(uint32_t turns, uint32_t warpgroup) {
+  return turns % kPingpongWarpgroups == warpgroup;
+}
 
 // One tile: the k-loop and the epilogue. The accumulators live only here, so that no copy of
 // them crosses a loop edge while wgmma's are in flight (ptxas would serialize every wgmma). With
@@ -171,10 +177,8 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     if (lane == 0) tiles.release_by_thread(tile.stage);
     tile.advance();
     if (info.flags & kTileEnd) {
-      // The warpgroup whose turn would be next takes the last hand-over, so that every arrival
-      // on the turn barriers is waited for.
       if constexpr (Cfg::kPingpong)
-        if (turn > 0 && turn % kPingpongWarpgroups == warpgroup) wait_turn(turn);
+        if (turn > 0 && takes_last_hand_over(turn, warpgroup)) wait_turn(turn);
       break;
     }
     TileWork w;
@@ -203,10 +207,9 @@ TC_DEVICE void run_consumer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
     run_tile<Cfg>(smem, ring, epilogue, w, state, warpgroup, lane, params.wait, this_turn);
   }
   if constexpr (Cfg::kGemmType == GemmType::kKGroupedContiguous) {
-    // In turns, the warpgroup that took the last hand-over (warpgroup 0 if there was no turn):
-    // every turn's k-tails are handed over by then.
-    const bool last = !Cfg::kPingpong || (turn == 0 ? warpgroup == 0 : turn % kPingpongWarpgroups == warpgroup);
-    if (last) release_k_tail_clearers<Cfg>(smem);
+    // In turns, the warpgroup that took the last hand-over: every turn's k-tails are handed over
+    // by then.
+    if (!Cfg::kPingpong || takes_last_hand_over(turn, warpgroup)) release_k_tail_clearers<Cfg>(smem);
   }
   epilogue.drain();
   consumer_stamp(Stamp::kDrained);
