@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   info.balanced_order = o.balanced_order;
   info.iters = o.iters;
   info.min_ms = o.min_ms;
+  info.json_rounds = o.json_rounds;
   info.flush_bytes = o.flush_bytes;
   info.calls_per_run = o.calls_per_run;
   info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();

@@ -116,6 +116,8 @@ timing
 
 output
   --json FILE         every row, the machine facts and the command line as JSON
+  --json-rounds       the JSON also holds each timed run's time, in round order, with the
+                      function's index in the loop (interleave.hpp gives its neighbours)
   --results-md FILE   a markdown table for bench/results/
   --plan-only         print each problem's plan only (the planner's choice and its ranked
                       alternatives), even with a GPU
@@ -203,6 +205,8 @@ Options parse_options(int argc, char** argv) {
       o.device = static_cast<int>(to_int(a, next(), 0, 63));
     } else if (a == "--json") {
       o.json_path = next();
+    } else if (a == "--json-rounds") {
+      o.json_rounds = true;
     } else if (a == "--results-md") {
       o.markdown_path = next();
     } else if (a == "--plan-only") {

@@ -26,6 +26,7 @@ struct Options {
   uint32_t row_bytes = kLeastRowBytes;  // --row-bytes: A's and B's rows padded to this many bytes
   int warmup = 10, iters = 50;
   double min_ms = 0;  // --min-ms: more rounds where a round is short, until the loop lasts this long
+  bool json_rounds = false;  // --json-rounds: each timed run's time in the JSON, in round order
   bool balanced_order = true;  // the timed rounds in a Williams design (interleave.hpp); --fixed-order: not
   size_t flush_bytes = size_t{256} << 20;
   int calls_per_run = 1;  // --calls-per-run: back-to-back calls between a timed run's events

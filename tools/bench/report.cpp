@@ -69,7 +69,7 @@ std::string target_of(const std::string& suite, const SuiteSummary& s) {
   return "-";
 }
 
-void measurement_json(JsonWriter& j, const Measurement& m) {
+void measurement_json(JsonWriter& j, const Measurement& m, bool rounds) {
   j.begin_object();
   j.field("ran", m.ran);
   if (m.ran) {
@@ -85,6 +85,15 @@ void measurement_json(JsonWriter& j, const Measurement& m) {
     j.field("sm_clock_mhz", m.t.during.sm_mhz).field("power_w", m.t.during.power_w);
     j.field("temperature_c", m.t.during.temperature_c);
     j.end_object();
+    if (rounds) {  // --json-rounds: each timed run, in round order, and the loop it sat in
+      j.key("loop").begin_object();
+      j.field("index", static_cast<int64_t>(m.t.loop_index)).field("functions", static_cast<int64_t>(m.t.loop_functions));
+      j.field("balanced", m.t.balanced).field("relabel", std::to_string(m.t.relabel));
+      j.key("rounds_us").begin_array();
+      for (double us : m.t.rounds_us) j.value(us);
+      j.end_array();
+      j.end_object();
+    }
   }
   j.end_object();
 }
@@ -243,12 +252,12 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
     j.field("variant", r.cublas_variant).field("algo", r.cublas_algo);
     if (!r.cublas_error.empty()) j.field("error", r.cublas_error);
     j.key("timing");
-    measurement_json(j, r.cublas);
+    measurement_json(j, r.cublas, info.json_rounds);
     j.end_object();
     j.key("tilecast").begin_object();
     j.field("status", r.tilecast_status).field("detail", r.tilecast_detail);
     j.key("timing");
-    measurement_json(j, r.tilecast);
+    measurement_json(j, r.tilecast, info.json_rounds);
     j.key("verify").begin_object();
     j.field("done", r.verified);
     if (r.verified) {

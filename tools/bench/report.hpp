@@ -60,6 +60,7 @@ struct RunInfo {
   Peaks peaks;
   int warmup = 0, iters = 0;
   double min_ms = 0;  // --min-ms: rounds added until the loop lasts this long
+  bool json_rounds = false;  // --json-rounds: every timed run in the JSON
   bool balanced_order = true;  // the timed rounds in a Williams design (the default; --fixed-order: not)
   size_t flush_bytes = 0;
   int calls_per_run = 1;

@@ -62,7 +62,8 @@ void L2Flusher::flush(cudaStream_t stream) const {
 
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced, int calls_per_run, double min_loop_ms) {
+                                          bool balanced, int calls_per_run, double min_loop_ms,
+                                          uint64_t relabel) {
   const size_t n = fns.size();
   std::vector<TimingStats> out(n);
   if (n == 0) return out;
@@ -97,7 +98,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   for (size_t r = 0; r < runs; ++r) {
     flusher.flush(stream);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r], stream));
-    run(fns[interleaved_function(r / n, r % n, n, balanced)]);
+    run(fns[interleaved_function(r / n, r % n, n, balanced, relabel)]);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], stream));
   }
   TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
@@ -114,12 +115,18 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
     std::vector<double> us(static_cast<size_t>(iters));
     for (int i = 0; i < iters; ++i) {
       float ms = 0;
-      const size_t r = static_cast<size_t>(i) * n + interleaved_position(static_cast<size_t>(i), j, n, balanced);
+      const size_t r = static_cast<size_t>(i) * n + interleaved_position(static_cast<size_t>(i), j, n, balanced, relabel);
       TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
       us[i] = ms * 1e3 / calls_per_run;
     }
     TimingStats& st = out[j];
+    std::vector<double> rounds = us;  // stats_of sorts `us`
     st = stats_of(us);
+    st.rounds_us = std::move(rounds);
+    st.loop_index = static_cast<uint32_t>(j);
+    st.loop_functions = static_cast<uint32_t>(n);
+    st.balanced = balanced;
+    st.relabel = balanced ? relabel : 0;
     st.during = during;
     // Shared by the interleaved functions: the loop as a whole.
     st.host_us_per_iter = host_us / static_cast<double>(runs);

@@ -34,6 +34,13 @@ struct TimingStats {
   // waited for launches, so the times may include host overhead.
   bool host_bound = false;
   double host_us_per_iter = 0, gpu_us_per_iter = 0;  // gpu: flushes included
+  // Every timed run of this function in round order, and where it sat: function `loop_index` of
+  // `loop_functions` in the interleaved loop, `balanced` or not (interleave.hpp gives each run's
+  // position and neighbours). For --json-rounds.
+  std::vector<double> rounds_us;
+  uint32_t loop_index = 0, loop_functions = 1;
+  bool balanced = false;
+  uint64_t relabel = 0;  // the labels' seed (0: the design's own labels)
 };
 
 using Enqueue = std::function<void(cudaStream_t)>;
@@ -50,11 +57,14 @@ TimingStats time_on_gpu(const Enqueue& fn, cudaStream_t stream, const L2Flusher&
 // rounded up), so that no function always follows the same one. A run is `calls_per_run` back-to-back calls of its function (no flush
 // between them), timed as one and divided by the count: what a chain of calls costs, the launch
 // gaps between them included. With `min_loop_ms` > 0 and a warm-up, the loop runs as many rounds
-// more as make it last that long at the warm-up rounds' pace (short rows get more rounds). One
-// TimingStats per function; the host-bound figures describe the whole loop.
+// more as make it last that long at the warm-up rounds' pace (short rows get more rounds).
+// Balanced with a nonzero `relabel`, each period of the design gives the functions fresh labels
+// drawn from it (interleave.hpp). One TimingStats per function; the host-bound figures describe
+// the whole loop.
 std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaStream_t stream,
                                           const L2Flusher& flusher, int warmup, int iters, const ClockProbe* probe,
-                                          bool balanced, int calls_per_run = 1, double min_loop_ms = 0);
+                                          bool balanced, int calls_per_run = 1, double min_loop_ms = 0,
+                                          uint64_t relabel = 0);
 
 // Host time of enqueueing each function (its call returns, nothing waits for the GPU): `rounds`
 // rounds, the functions in turn, each round `calls` back-to-back calls of one function after the

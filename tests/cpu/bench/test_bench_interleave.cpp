@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "interleave.hpp"
 
@@ -48,6 +49,43 @@ TEST(BenchInterleave, BalancedRoundsGiveEveryFunctionEveryPredecessorEquallyOfte
     // Round 0 starts with the plain order's first function: a single round stays as it was.
     EXPECT_EQ(interleaved_function(0, 0, n, true), 0u);
   }
+}
+
+TEST(BenchInterleave, RelabeledPeriodsKeepEveryPairOnceAndVaryTheRest) {
+  constexpr uint64_t kSeed = 0x1234abcdull;
+  for (size_t n = 2; n <= 16; ++n) {
+    const size_t period = balanced_period(n);
+    std::set<std::vector<size_t>> first_rounds;
+    std::set<size_t> two_before_fn1;  // the function two places before function 1
+    for (size_t p = 0; p < 8; ++p) {
+      std::map<std::pair<size_t, size_t>, size_t> follows;
+      for (size_t round = p * period; round < (p + 1) * period; ++round) {
+        std::vector<size_t> order;
+        for (size_t pos = 0; pos < n; ++pos) {
+          const size_t fn = interleaved_function(round, pos, n, true, kSeed);
+          ASSERT_LT(fn, n);
+          order.push_back(fn);
+          EXPECT_EQ(interleaved_position(round, fn, n, true, kSeed), pos);
+          EXPECT_EQ(interleaved_function(round, pos, n, true, kSeed), fn) << "the same seed, the same order";
+          if (pos >= 1) ++follows[{order[pos - 1], fn}];
+          if (pos >= 2 && fn == 1) two_before_fn1.insert(order[pos - 2]);
+        }
+        EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), n) << "a permutation";
+        if (round == p * period) first_rounds.insert(order);
+      }
+      EXPECT_EQ(follows.size(), n * (n - 1)) << "every ordered pair within period " << p << ", n = " << n;
+      for (const auto& [pair, count] : follows) EXPECT_EQ(count, period / n);
+    }
+    if (n >= 4) {
+      EXPECT_GT(first_rounds.size(), 1u) << "periods get fresh labels, n = " << n;
+      // Unrelabeled, the function two places before f is always f - 1 or f + 1.
+      EXPECT_GT(two_before_fn1.size(), 2u) << "n = " << n;
+    }
+  }
+  // Seed 0: the design's own labels.
+  for (size_t round = 0; round < 40; ++round)
+    for (size_t pos = 0; pos < 14; ++pos)
+      EXPECT_EQ(interleaved_function(round, pos, 14, true, 0), interleaved_function(round, pos, 14, true));
 }
 
 TEST(BenchInterleave, ABalancedLoopRunsWholePeriods) {

@@ -39,6 +39,8 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.iters, 50);
   EXPECT_EQ(o.min_ms, 0) << "--iters alone unless a minimum loop time is asked for";
   EXPECT_EQ(parse({"--min-ms", "250"}).min_ms, 250);
+  EXPECT_FALSE(o.json_rounds);
+  EXPECT_TRUE(parse({"--json-rounds"}).json_rounds);
   EXPECT_EQ(o.flush_bytes, size_t{256} << 20);
   EXPECT_EQ(o.calls_per_run, 1) << "one call per timed run unless asked";
   EXPECT_EQ(parse({"--calls-per-run", "8"}).calls_per_run, 8);

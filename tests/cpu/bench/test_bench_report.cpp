@@ -187,6 +187,11 @@ TEST(BenchReport, TimingLineSaysTheFlushAndTheCallsPerRun) {
   const std::string chained = timing_line(info);
   EXPECT_NE(chained.find("no L2 flush"), std::string::npos) << chained;
   EXPECT_NE(chained.find("each timed run 8 back-to-back calls"), std::string::npos) << chained;
+  EXPECT_EQ(chained.find("--min-ms"), std::string::npos) << "no minimum asked: none said";
+  info.min_ms = 250;
+  const std::string long_loop = timing_line(info);
+  EXPECT_NE(long_loop.find("more rounds where needed for a loop of 250 ms at least (--min-ms)"), std::string::npos)
+      << long_loop;
 }
 
 TEST(BenchSweepReport, JsonHoldsEveryConfigWithItsRankAndRole) {
@@ -200,6 +205,31 @@ TEST(BenchSweepReport, JsonHoldsEveryConfigWithItsRankAndRole) {
   EXPECT_EQ(count(json, "\"forced_config\": true"), 6u);
   EXPECT_NE(json.find("\"model_rank\": 4"), std::string::npos);
   EXPECT_NE(json.find("\"baseline_role\": \"careful\""), std::string::npos);
+  EXPECT_EQ(json.find("\"rounds_us\""), std::string::npos) << "each run's time only with --json-rounds";
+}
+
+TEST(BenchReport, JsonRoundsHoldEachRunInRoundOrderAndItsPlaceInTheLoop) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tilecast_test_bench_rounds.json").string();
+  RunInfo info;
+  info.json_rounds = true;
+  std::vector<Row> rows = sample_rows();
+  rows.front().tilecast.t.rounds_us = {12.5, 13.25, 12.75};
+  rows.front().tilecast.t.loop_index = 1;
+  rows.front().tilecast.t.loop_functions = 14;
+  rows.front().tilecast.t.balanced = true;
+  ASSERT_TRUE(write_json(path, info, rows, {}));
+  const std::string json = slurp(path);
+  std::remove(path.c_str());
+  const size_t loop = json.find("\"loop\"", json.find("\"tilecast\""));  // the first row's (cuBLAS's comes first)
+  ASSERT_NE(loop, std::string::npos);
+  const std::string first = json.substr(loop, json.find('}', loop) - loop);
+  EXPECT_NE(first.find("\"index\": 1,"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"functions\": 14,"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"balanced\": true"), std::string::npos) << first;
+  EXPECT_NE(first.find("12.5"), std::string::npos) << first;
+  EXPECT_LT(first.find("12.5"), first.find("13.25")) << "in round order, not sorted";
+  EXPECT_LT(first.find("13.25"), first.find("12.75")) << "in round order, not sorted";
+  EXPECT_EQ(count(json, "\"rounds_us\""), count(json, "\"ran\": true")) << "with every timing that ran";
 }
 
 McastRow mcast_row(const BenchProblem& p, const std::string& label, double us, bool cublas) {
