@@ -324,7 +324,8 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
                         : std::string())
     << ", CUDA events around each call, cuBLAS and each tilecast config in turn within one loop "
        "(so that all see the same clocks"
-    << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often"
+    << (info.balanced_order ? "; the rounds in a Williams design, so that each follows every other equally often, "
+                              "its labels drawn afresh each period"
                             : "; the same order every round (--fixed-order)")
     << ")";
   if (info.flush_bytes)
