@@ -17,6 +17,7 @@
 #include "tilecast_test/compare.hpp"
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/fill.hpp"
+#include "interleave.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
 
@@ -25,10 +26,6 @@ namespace {
 
 // The host suite: rounds of back-to-back calls, each round after the stream drained.
 constexpr int kHostRounds = 30, kHostCalls = 100;
-
-// The timed loop's labels come from the problem's input seed (in the JSON), so that its order
-// can be rebuilt (interleave.hpp); 1 for a seed of 0, which would mean the design's own labels.
-uint64_t relabel_seed(uint64_t input_seed) { return input_seed ? input_seed : 1; }
 
 // After an exception: a launch error is cleared here and the run goes on; an error that a
 // device-wide synchronize still reports (a kernel fault) has ruined the context: stop.

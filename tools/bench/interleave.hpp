@@ -75,6 +75,10 @@ inline size_t period_label(size_t slot, size_t period, size_t n, uint64_t relabe
   return labels[slot];
 }
 
+// A timed loop's labels come from its problem's input seed (in the JSON), so that its order can
+// be rebuilt; 1 for a seed of 0, which would mean the design's own labels.
+inline uint64_t relabel_seed(uint64_t input_seed) { return input_seed ? input_seed : 1; }
+
 // The function at position `pos` (0..n-1) of round `round` of `n` functions; balanced with a
 // nonzero `relabel`, each period's labels drawn afresh (up to kMaxRelabeled functions).
 inline size_t interleaved_function(size_t round, size_t pos, size_t n, bool balanced, uint64_t relabel = 0) {

@@ -25,6 +25,7 @@
 #include "tilecast_test/compare.hpp"
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/fill.hpp"
+#include "interleave.hpp"
 #include "timing.hpp"
 #include "workload.hpp"
 
@@ -180,7 +181,8 @@ class Runner {
         profile_pass(calls, call_rows, rows);
       } else {
         const std::vector<TimingStats> t =
-            time_interleaved(calls, stream_, flusher, o_.warmup, o_.iters, &probe, o_.balanced_order);
+            time_interleaved(calls, stream_, flusher, o_.warmup, o_.iters, &probe, o_.balanced_order,
+                             /*calls_per_run=*/1, o_.min_ms, relabel_seed(seed));
         for (size_t j = 0; j < calls.size(); ++j) {
           rows[call_rows[j]].t = t[j];
           rows[call_rows[j]].timed = true;
