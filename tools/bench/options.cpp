@@ -117,8 +117,8 @@ timing
 output
   --json FILE         every row, the machine facts and the command line as JSON
   --json-rounds       the JSON also holds each timed run's time, in round order, with the
-                      function's index in the loop and the labels' seed (interleave.hpp
-                      rebuilds the order, and so each run's neighbours)
+                      function's index in the loop and the labels' seed
+                      (scripts/bench_rounds.py: each run's neighbours and place)
   --results-md FILE   a markdown table for bench/results/
   --plan-only         print each problem's plan only (the planner's choice and its ranked
                       alternatives), even with a GPU
