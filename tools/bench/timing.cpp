@@ -89,8 +89,11 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   }
   if (balanced) iters = static_cast<int>(balanced_rounds(static_cast<size_t>(iters), n));
 
-  // Run r (round r / n, position r % n) is timed by events 2 * r and the one after.
+  // Run r (round r / n, position r % n) runs function which[r] and is timed by events 2 * r and
+  // the one after.
   const size_t runs = static_cast<size_t>(iters) * n;
+  std::vector<size_t> which(runs);
+  for (size_t r = 0; r < runs; ++r) which[r] = interleaved_function(r / n, r % n, n, balanced, relabel);
   Events ev(2 * runs + 2);
   const size_t begin = 2 * runs, end = begin + 1;
   TC_CUDA_CHECK(cudaEventRecord(ev[begin], stream));
@@ -98,7 +101,7 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   for (size_t r = 0; r < runs; ++r) {
     flusher.flush(stream);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r], stream));
-    run(fns[interleaved_function(r / n, r % n, n, balanced, relabel)]);
+    run(fns[which[r]]);
     TC_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1], stream));
   }
   TC_CUDA_CHECK(cudaEventRecord(ev[end], stream));
@@ -111,18 +114,18 @@ std::vector<TimingStats> time_interleaved(const std::vector<Enqueue>& fns, cudaS
   float total_ms = 0;
   TC_CUDA_CHECK(cudaEventElapsedTime(&total_ms, ev[begin], ev[end]));
   const double host_us = std::chrono::duration<double, std::micro>(host1 - host0).count();
+  // Each function's runs in round order (every round runs each function once).
+  std::vector<std::vector<double>> rounds_us(n);
+  for (size_t r = 0; r < runs; ++r) {
+    float ms = 0;
+    TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+    rounds_us[which[r]].push_back(ms * 1e3 / calls_per_run);
+  }
   for (size_t j = 0; j < n; ++j) {
-    std::vector<double> us(static_cast<size_t>(iters));
-    for (int i = 0; i < iters; ++i) {
-      float ms = 0;
-      const size_t r = static_cast<size_t>(i) * n + interleaved_position(static_cast<size_t>(i), j, n, balanced, relabel);
-      TC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
-      us[i] = ms * 1e3 / calls_per_run;
-    }
     TimingStats& st = out[j];
-    std::vector<double> rounds = us;  // stats_of sorts `us`
+    std::vector<double> us = rounds_us[j];  // stats_of sorts its copy
     st = stats_of(us);
-    st.rounds_us = std::move(rounds);
+    st.rounds_us = std::move(rounds_us[j]);
     st.loop_index = static_cast<uint32_t>(j);
     st.loop_functions = static_cast<uint32_t>(n);
     st.balanced = balanced;
