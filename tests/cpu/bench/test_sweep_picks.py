@@ -75,7 +75,8 @@ class SweepPicks(unittest.TestCase):
         bench = os.environ.get("SWEEP_PICKS_BENCH")
         if not bench:
             self.skipTest("SWEEP_PICKS_BENCH not set (ctest sets it)")
-        pick = picks_mod.planner_picks(bench, ["dense"])[("dense", "8192x8192x8192")]
+        picks = picks_mod.planner_picks(bench, ["dense"])
+        pick = picks[("dense", "8192x8192x8192")]
         self.assertTrue(pick.startswith("block_m="), pick)
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "dense.json")
@@ -84,7 +85,7 @@ class SweepPicks(unittest.TestCase):
                                     row("dense", "8192x8192x8192", pick, 1000.0),
                                     row("dense", "8192x8192x8192", "block_m=64,block_n=64", 900.0)]}, f)
             timed = picks_mod.timed_configs([path])
-        rows = picks_mod.judge(timed, picks_mod.planner_picks(bench, ["dense"]))
+        rows = picks_mod.judge(timed, picks)
         self.assertEqual(len(rows), 1)
         self.assertEqual(rows[0][3], 1000.0)
         self.assertAlmostEqual(rows[0][3] / rows[0][4] - 1, 1000.0 / 900.0 - 1)
