@@ -114,6 +114,14 @@ constexpr double kOneWarpgroupSlowdown = 2.0;
 // problem of few tiles cannot reach the roofline however fast the tensor cores are, and a split
 // puts more SMs on the stream.
 constexpr double kSmHbmStreamBytesPerS = 57e9;
+// ... and however few bytes a stage brings, a CTA whose stages wait on HBM cannot take them
+// faster than one turn of its ring (a stage released, refilled from HBM and landed) per `stages`
+// k-steps. Measured on the H200 (bench/results/2026-12-04-h200-ring-turn.md): 1x4096x7168 in
+// unsplit 64x64 tiles (one CTA on each of 64 SMs, B read once, 8 KiB of it a k-step) ran 0.78,
+// 0.38, 0.32 and 0.29 us a k-step at 2, 4, 6 and 8 stages: a turn of 1.6, 1.5, 1.9 and 2.3 us,
+// where the bytes above say 0.14; 128x576x7168's 128x144 tiles (6 stages, the figure above) 0.31,
+// a turn of 1.9. The deeper rings' turn is taken, as these rows' rings are deep.
+constexpr double kHbmRingTurnUs = 2.0;
 // The share of the device's copy rate (DeviceFacts::hbm_tb_per_s, 4.2 TB/s on the H200) that a
 // GEMM's operand reads reach. Measured as the slope of time over K on decode-sized rows, where B
 // is read once: 23 pairs (m 1-16, n 576-1024, k 7168 and 16384, the best plan of a kind at each)
@@ -197,8 +205,11 @@ constexpr double kRingCoverUs = 1.6;
 // auto runs it instead. On 1x, 8x and 16x2112x7168 (the swapab suite) 64x96 in 4 slices summed in
 // the cluster ran 4.6-10.8% faster than the swapped pick in three sweeps
 // (bench/results/2026-12-04-h200-pingpong.md, run D; 2026-12-04-h200-pingpong-epilogues.md, runs
-// D and G). Where the unswapped plan is unsplit (n = 4096 and 7168 of the same list) the swapped pick
-// stays (on n = 4096 an unsplit 64x64 ran 33-34 us against its 27-28).
+// D and G). Where the unswapped plan is unsplit (n = 7168 of the same list) the swapped pick stays.
+// On n = 4096 the unswapped plan was the unsplit 64x64, which ran 33-34 us against the swapped
+// pick's 27-28, until the stream term charged its ring's turn (kHbmRingTurnUs): now it is 64x64 in
+// 2 slices summed in the cluster, 1-5% faster than the swapped pick (1x4096x4096, 1x, 8x and
+// 16x4096x7168; bench/results/2026-12-04-h200-ring-turn.md, runs A and D).
 constexpr uint32_t kAutoSwapMaxM = 16;
 constexpr uint32_t kAutoSwapMinN = 2048;
 // A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and
@@ -574,7 +585,10 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
   const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
                                                std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
-  c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * step_bytes * first_touch / kSmHbmStreamBytesPerS * 1e6;
+  // Charged for the share of k-steps whose stage waits on HBM (the same share of first touches).
+  const double stream_step_us =
+      first_touch * std::max(step_bytes / kSmHbmStreamBytesPerS * 1e6, kHbmRingTurnUs / std::max(1u, k.stages));
+  c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * stream_step_us;
   if (splits == 1) {
     c.hbm_us = (operands / operand_bps + (hbm_bytes(surrogate, d.out, d.has_c) - operands) / hbm_bps) * 1e6;
   } else {

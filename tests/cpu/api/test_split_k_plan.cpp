@@ -203,8 +203,9 @@ TEST(SplitKPlan, FusedReduceOverrideAndAuto) {
     EXPECT_GT(split, 0u) << "fused_reduce " << choice;
   }
   // m <= 16, n >= 2048: the auto rule swaps, and a swapped split takes the reduce kernel.
-  const GemmPlan swapped = plan_gemm(dense_desc(1, 4096, 4096, 1, DType::kBF16, false), f);
+  const GemmPlan swapped = plan_gemm(dense_desc(1, 7168, 7168, 1, DType::kBF16, false), f);
   ASSERT_TRUE(swapped.main.kernel.swap_ab);
+  ASSERT_GT(swapped.k_splits, 1u);
   EXPECT_FALSE(swapped.main.kernel.fused_reduce);
   // With fused_reduce=1 the auto rule does not swap.
   GemmConfig only_fused;

@@ -33,7 +33,7 @@ std::vector<BenchProblem> sample_problems() {
   std::vector<BenchProblem> out{dense_problem(8192, 8192, 8192), dense_problem(4096, 24576, 1536),
                                 dense_problem(4096, 576, 7168),  dense_problem(128, 2112, 7168),
                                 dense_problem(4097, 4097, 4097),
-                                dense_problem(1, 4096, 4096)};  // the auto rule swaps this one (swap_ab)
+                                dense_problem(1, 7168, 7168)};  // the auto rule swaps this one (swap_ab)
   for (const char* suite : {"mgrouped", "masked", "kgrouped"}) out.push_back(make_suite(suite).front());
   return out;
 }
@@ -62,10 +62,11 @@ TEST(BenchSweep, EveryConfigForcesExactlyItsPlan) {
 }
 
 TEST(BenchSweep, SmallMHasSwappedAndUnswappedConfigs) {
-  // Auto swaps 1x4096x4096 (m <= 16, n >= 2048): the sweep times the unswapped plans beside it,
-  // each forced by an explicit swap_ab (the first H200 sweep ran none of these: its forcing
-  // configs left swap_ab to the rule, and a swapped width without swap_ab=1 was refused).
-  const Sweep s = sweep_configs(problem_desc(dense_problem(1, 4096, 4096)), h200(), {}, 0);
+  // Auto swaps 1x7168x7168 (m <= 16, n >= 2048, and its unswapped plan is no split summed in the
+  // cluster): the sweep times the unswapped plans beside it, each forced by an explicit swap_ab
+  // (the first H200 sweep ran none of these: its forcing configs left swap_ab to the rule, and a
+  // swapped width without swap_ab=1 was refused).
+  const Sweep s = sweep_configs(problem_desc(dense_problem(1, 7168, 7168)), h200(), {}, 0);
   bool swapped = false, unswapped = false;
   for (const SweepConfig& c : s.configs) {
     EXPECT_EQ(c.config.swap_ab, c.plan.main.kernel.swap_ab ? 1 : 0) << format_config(c.config);
