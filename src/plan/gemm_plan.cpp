@@ -208,8 +208,8 @@ constexpr double kRingCoverUs = 1.6;
 // D and G). Where the unswapped plan is unsplit (n = 7168 of the same list) the swapped pick stays.
 // On n = 4096 the unswapped plan was the unsplit 64x64, which ran 33-34 us against the swapped
 // pick's 27-28, until the stream term charged its ring's turn (kHbmRingTurnUs): now it is 64x64 in
-// 2 slices summed in the cluster, 1-5% faster than the swapped pick (1x4096x4096, 1x, 8x and
-// 16x4096x7168; bench/results/2026-12-04-h200-ring-turn.md, runs A and D).
+// 2 slices summed in the cluster, 3-5% faster than the swapped pick in one loop (1x4096x4096, 1x,
+// 8x and 16x4096x7168; bench/results/2026-12-04-h200-ring-turn.md, runs A and D).
 constexpr uint32_t kAutoSwapMaxM = 16;
 constexpr uint32_t kAutoSwapMinN = 2048;
 // A wgmma narrower than this is charged as if it were this wide: an m64nNk16 is issued and

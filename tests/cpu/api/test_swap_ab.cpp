@@ -227,7 +227,7 @@ TEST(SwapAbPlanner, AutoSwapsExactlyWhereTheRuleSaysAndOffNever) {
   }
   // ... unless the unswapped plan is a split summed in the cluster: then auto runs that plan (on
   // 1x, 8x and 16x2112x7168 64x96 in 4 slices ran 4.6-10.8% faster than the swapped pick; on 1x,
-  // 8x and 16x4096x7168 64x64-96 in 2 slices 1-4%, once the ring's turn is charged).
+  // 8x and 16x4096x7168 64x64 in 2 slices 3-5%, once the ring's turn is charged).
   for (const uint32_t m : {1u, 8u, 16u})
     for (const uint32_t n : {2048u, 2112u, 4096u}) {
       const GemmPlan p = plan_gemm(dense(m, n, 7168), f);
