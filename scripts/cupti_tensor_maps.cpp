@@ -7,8 +7,10 @@
 //        cluster, shared memory, and every parameter's bytes (cuFuncGetParamInfo, or the launch's
 //        parameter buffer), so that a descriptor encoded without the driver's call can be read there.
 // Build: g++ -O1 -shared -fPIC scripts/cupti_tensor_maps.cpp -o cupti_tensor_maps.so
-//          -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti -lcuda
+//          -I/usr/local/cuda/include -L<the toolkit's libcupti folder> -lcupti -lcuda
 // Run:   LD_PRELOAD=./cupti_tensor_maps.so build/tools/bench/tilecast-bench --shape 1024,1024,4096 ...
+//        (with libcupti.so.13 on LD_LIBRARY_PATH; not under Nsight Compute, which holds CUPTI itself)
+// bench/results/2026-12-04-h200-ring-turn.md, section 2, has what it read from cuBLASLt.
 #include <cuda.h>
 #include <cupti.h>
 
