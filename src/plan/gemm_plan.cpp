@@ -582,12 +582,13 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   const double hbm_bps = f.hbm_tb_per_s * 1e12;
   const double operand_bps = hbm_bps * kOperandStreamHbmFraction;
   const double operands = operand_bytes(unsplit_surrogate);
-  // The busiest CTA's operand bytes, times the share of all operand bytes that come from HBM.
+  // The busiest CTA's k-steps whose stage waits on HBM (the share of all operand bytes that come
+  // from HBM), each at the larger of its bytes at one SM's stream rate and a turn of its ring
+  // (k.stages >= 1: a plan with none was refused above).
   const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
                                                std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
-  // Charged for the share of k-steps whose stage waits on HBM (the same share of first touches).
   const double stream_step_us =
-      first_touch * std::max(step_bytes / kSmHbmStreamBytesPerS * 1e6, kHbmRingTurnUs / std::max(1u, k.stages));
+      first_touch * std::max(step_bytes / kSmHbmStreamBytesPerS * 1e6, kHbmRingTurnUs / k.stages);
   c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * stream_step_us;
   if (splits == 1) {
     c.hbm_us = (operands / operand_bps + (hbm_bytes(surrogate, d.out, d.has_c) - operands) / hbm_bps) * 1e6;

@@ -10,10 +10,11 @@
 namespace tilecast::plan {
 namespace {
 
-GemmPlan forced(uint32_t m, uint32_t n, uint32_t k, uint32_t stages) {
+// The problem m x n x k in unsplit, unswapped block_m x block_n tiles of 1x1 clusters, `stages` deep.
+GemmPlan forced(uint32_t block_m, uint32_t block_n, uint32_t m, uint32_t n, uint32_t k, uint32_t stages) {
   GemmConfig o;
-  o.block_m = 64;
-  o.block_n = 64;
+  o.block_m = block_m;
+  o.block_n = block_n;
   o.k_splits = 1;
   o.swap_ab = 0;
   o.cluster_m = o.cluster_n = 1;
@@ -25,8 +26,8 @@ GemmPlan forced(uint32_t m, uint32_t n, uint32_t k, uint32_t stages) {
 // 8 KiB a k-step: the bytes say 0.14 us a k-step, the ring's turn 2 us over 8 stages 0.25 (it
 // ran 0.29, and at 2 and 4 stages 0.78 and 0.38).
 TEST(StreamTerms, ANarrowTileIsChargedItsRingsTurnNotItsBytes) {
-  const GemmPlan deep = forced(1, 4096, 7168, 8);
-  const GemmPlan shallow = forced(1, 4096, 7168, 4);
+  const GemmPlan deep = forced(64, 64, 1, 4096, 7168, 8);
+  const GemmPlan shallow = forced(64, 64, 1, 4096, 7168, 4);
   ASSERT_EQ(deep.main.kernel.stages, 8u);
   ASSERT_EQ(shallow.main.kernel.stages, 4u);
   const double k_steps = 7168 / 64;
@@ -41,16 +42,7 @@ TEST(StreamTerms, ANarrowTileIsChargedItsRingsTurnNotItsBytes) {
 // them B streaming at 57 GB/s a SM) are charged the same at 4 stages as at 6, as before the ring's
 // turn existed; 64x64 tiles (the test above) are not.
 TEST(StreamTerms, AWideTileIsStillChargedItsBytes) {
-  const auto wide = [](uint32_t stages) {
-    GemmConfig o;
-    o.block_m = 128;
-    o.block_n = 144;
-    o.k_splits = 1;
-    o.cluster_m = o.cluster_n = 1;
-    o.stages = stages;
-    return plan_gemm(dense_desc(128, 576, 7168, 1, DType::kBF16, false), DeviceFacts::h200_model(), o);
-  };
-  const GemmPlan four = wide(4), six = wide(6);
+  const GemmPlan four = forced(128, 144, 128, 576, 7168, 4), six = forced(128, 144, 128, 576, 7168, 6);
   ASSERT_EQ(four.main.kernel.stages, 4u);
   ASSERT_EQ(six.main.kernel.stages, 6u);
   EXPECT_GT(six.cost.stream_us, 0.0);
