@@ -14,7 +14,13 @@ namespace tilecast {
 
 enum class Stamp : uint32_t {
   kEntry = 0,
-  kClusterReady,   // the barrier-init thread past the prologue's cluster barrier
+  kInitsDone,      // the barrier-init thread has set the mbarriers up (and fenced them)
+  kGridDepDone,    // ... it is past griddepcontrol.wait (the previous grid's writes visible)
+  kClusterReady,   // ... past the prologue's cluster barrier
+  kWarp0Arrived,   // thread 0 (the producer's warp) past its arrive on the prologue's cluster barrier
+  kWarp0GridDep,   // ... past griddepcontrol.wait
+  kWarp0Ready,     // ... past the prologue's cluster barrier
+  kWarp0Regs,      // ... past its setmaxnreg
   kProducerIn,     // the producer thread enters run_producer (past setmaxnreg and its election)
   kSchedulerBuilt, // ... its scheduler, unit source and rings are built
   kFirstSeek,      // ... the first seek() has returned
@@ -35,7 +41,7 @@ enum class Stamp : uint32_t {
 #if defined(TILECAST_TIMELINE) && (defined(__CUDACC__) || defined(__CUDACC_RTC__))
 inline constexpr uint32_t kTimelineCtas = 4096;  // CTAs past this share rows (modulo)
 __device__ unsigned long long tc_timeline[kTimelineCtas][static_cast<uint32_t>(Stamp::kCount)];
-__device__ unsigned long long tc_entry_ns[kTimelineCtas];  // %globaltimer at thread 0's entry
+__device__ unsigned long long tc_entry_ns[kTimelineCtas];  // %globaltimer at the CTA's entry (stamp_entry)
 
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp s) {
   tc_timeline[blockIdx.x % kTimelineCtas][static_cast<uint32_t>(s)] = clock64();
@@ -48,11 +54,12 @@ TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
 TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp s, bool done) {
   if (!done) stamp(s);
 }
+// Thread 0 stamps its entry; another warp's thread reads %globaltimer: that read held thread 0
+// (the producer's warp) about 550 cycles (bench/results/2026-12-04-h200-producer-prologue.md, run M).
+inline constexpr uint32_t kEntryTimerThread = 64;
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
-  if (threadIdx.x == 0) {
-    stamp(Stamp::kEntry);
-    tc_entry_ns[blockIdx.x % kTimelineCtas] = cuda::ptx::get_sreg_globaltimer();
-  }
+  if (threadIdx.x == 0) stamp(Stamp::kEntry);
+  if (threadIdx.x == kEntryTimerThread) tc_entry_ns[blockIdx.x % kTimelineCtas] = cuda::ptx::get_sreg_globaltimer();
 }
 // The first consumer thread's stamps (the other consumer threads stamp nothing).
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
@@ -81,9 +88,12 @@ TC_DEVICE TC_FORCEINLINE void print_timeline() {
          blockIdx.x, at(Stamp::kClusterReady), at(Stamp::kFirstLoad), at(Stamp::kFirstStage), at(Stamp::kMainloopDone),
          at(Stamp::kPartialsIn), at(Stamp::kTileStored), at(Stamp::kDrained), at(Stamp::kTailDone), at(Stamp::kExit));
   // The producer's path to its first load.
-  printf("TLP cta %u ready %lld in %lld built %lld seek %lld slot %lld work %lld stage %lld load %lld\n", blockIdx.x,
-         at(Stamp::kClusterReady), at(Stamp::kProducerIn), at(Stamp::kSchedulerBuilt), at(Stamp::kFirstSeek),
-         at(Stamp::kFirstSlot), at(Stamp::kFirstWork), at(Stamp::kFirstStageFree), at(Stamp::kFirstLoad));
+  printf("TLP cta %u inits %lld griddep %lld ready %lld w0arrived %lld w0griddep %lld w0ready %lld w0regs %lld in %lld "
+         "built %lld seek %lld slot %lld work %lld stage %lld load %lld\n",
+         blockIdx.x, at(Stamp::kInitsDone), at(Stamp::kGridDepDone), at(Stamp::kClusterReady), at(Stamp::kWarp0Arrived),
+         at(Stamp::kWarp0GridDep), at(Stamp::kWarp0Ready), at(Stamp::kWarp0Regs), at(Stamp::kProducerIn),
+         at(Stamp::kSchedulerBuilt), at(Stamp::kFirstSeek), at(Stamp::kFirstSlot), at(Stamp::kFirstWork),
+         at(Stamp::kFirstStageFree), at(Stamp::kFirstLoad));
 }
 #else
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp) {}
