@@ -54,9 +54,9 @@ TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp s, bool& done) {
 TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp s, bool done) {
   if (!done) stamp(s);
 }
-// Thread 0 stamps its entry; warp 2's first thread (idle in the prologue) reads %globaltimer: that
-// read held thread 0, the producer's warp, about 550 cycles
-// (bench/results/2026-12-04-h200-producer-prologue.md, run M).
+// Thread 0 stamps its entry; warp 2's first thread (idle in the prologue) stamps %globaltimer: that
+// stamp (the read, its array's address from another constant-bank line, the store) held thread 0,
+// the producer's warp, about 550 cycles (bench/results/2026-12-04-h200-producer-prologue.md, run M).
 inline constexpr uint32_t kEntryTimerThread = 64;
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
   if (threadIdx.x == 0) stamp(Stamp::kEntry);
