@@ -76,22 +76,22 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
   // Relaxed: the fence has released the inits, the only writes a peer must see first. (A release
   // arrive costs every thread a GPU-scope memory barrier.)
   cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
-  if (threadIdx.x == 0) stamp(Stamp::kWarp0Arrived);
+  stamp_by(0, Stamp::kWarp0Arrived);
   // Launched behind the stream's previous kernel programmatically (call.cpp), this CTA may be
   // resident before that kernel has finished: everything above touches only shared memory and the
   // parameters; from here on every thread may read or write global memory (operands, group data,
   // counters, D). Without such a launch this returns at once.
   ptx::griddepcontrol_wait();
-  if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kGridDepDone);
-  if (threadIdx.x == 0) stamp(Stamp::kWarp0GridDep);
+  stamp_by(kBarrierInitThread, Stamp::kGridDepDone);
+  stamp_by(0, Stamp::kWarp0GridDep);
   // One-wave problems prefetch their tiles' first stage (first_stage_prefetch.cuh). By a consumer
   // warp, which has nothing to do until the first stage lands, and between arrive and wait, so
   // that no one waits for it. (From the producer's warpgroup, before the arrive, it delayed the
   // first load by 600 cycles.)
   if (threadIdx.x == kPrefetchThread) prefetch_first_stage<Cfg>(tma_a, tma_a_last, tma_b, params);
   cuda::ptx::barrier_cluster_wait();
-  if (threadIdx.x == kBarrierInitThread) stamp(Stamp::kClusterReady);
-  if (threadIdx.x == 0) stamp(Stamp::kWarp0Ready);
+  stamp_by(kBarrierInitThread, Stamp::kClusterReady);
+  stamp_by(0, Stamp::kWarp0Ready);
   // A grid of this call's own launched behind this one (the split-K reduce, the companion) may
   // take the SMs this grid leaves idle now, instead of being launched after it
   // (ptx/instructions.cuh). Other kernels let the next grid on the stream (the caller's next
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(gemm_geometry(spec_of<Traits>()).threads, 1)
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) stamp(Stamp::kWarp0Regs);
+    stamp_by(0, Stamp::kWarp0Regs);
     if (threadIdx.x / 32 == 0) {
       // One lane of warp 0, elected rather than tested by index, so that its TMA loads issue
       // without a waterfall loop around each (ptx::elect_one_sync): 64x64 tiles 3% faster in 1x1

@@ -58,14 +58,16 @@ TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp s, bool done) {
 // stamp (the read, its array's address from another constant-bank line, the store) held thread 0,
 // the producer's warp, about 550 cycles (bench/results/2026-12-04-h200-producer-prologue.md, run M).
 inline constexpr uint32_t kEntryTimerThread = 64;
+// One thread's stamp, the others stamp nothing.
+TC_DEVICE TC_FORCEINLINE void stamp_by(uint32_t thread, Stamp s) {
+  if (threadIdx.x == thread) stamp(s);
+}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {
-  if (threadIdx.x == 0) stamp(Stamp::kEntry);
+  stamp_by(0, Stamp::kEntry);
   if (threadIdx.x == kEntryTimerThread) tc_entry_ns[blockIdx.x % kTimelineCtas] = cuda::ptx::get_sreg_globaltimer();
 }
 // The first consumer thread's stamps (the other consumer threads stamp nothing).
-TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) {
-  if (threadIdx.x == kFirstConsumerThread) stamp(s);
-}
+TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp s) { stamp_by(kFirstConsumerThread, s); }
 // Thread 0, last: cycles since entry. Stamps of other threads that are still running (a consumer
 // warpgroup's drain, when no exit barrier waits for it) may be stale.
 // The cluster-split epilogue's steps on the GPU's clock (ns), from the first consumer thread of
@@ -100,6 +102,7 @@ TC_DEVICE TC_FORCEINLINE void print_timeline() {
 TC_DEVICE TC_FORCEINLINE void stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void stamp_once(Stamp, bool&) {}
 TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp, bool) {}
+TC_DEVICE TC_FORCEINLINE void stamp_by(uint32_t, Stamp) {}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {}
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp) {}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {}
