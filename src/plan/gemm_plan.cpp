@@ -1044,6 +1044,29 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
+  // In the tie band, an unsplit 1x1 tile whose transpose is also tied (128x64 and 64x128) gives way
+  // to the one wider along N: in every run on the H200, 64x128 has beaten 128x64 where both tied. On
+  // 1024x1024xK, K = 1024-8192, one wave of 64x128 ran 2-6% ahead (stops 40, 41); 1024^3 9.90 against
+  // 10.48 us, 1024x1024x4096 20.08 against 21.39, 2048^3 35.1 against 37.7, 8448x1536x2048 93.4
+  // against 104.5 (bench/results/2026-12-04-h200-gpc-units.md, run A); 128x7168x2048 17.25 against
+  // 17.36 (stop 41). The terms rank them the other way (one consumer warpgroup's MMAs at half rate),
+  // but neither k-step is bound by its MMAs: both wait on L2's read requests, and L2 receives a
+  // quarter fewer of 64x128's (0.80M against 1.05M on 1024x1024x4096,
+  // bench/results/2026-12-04-h200-narrow-tile-l2-requests.md), which the terms do not model. Not for
+  // split tiles: summed in the cluster over two rows of tiles, 64x128 ran 7.5-15.7% behind (stop 41,
+  // run F); nor for clusters, where 1000^3 ran 128x64 in 1x2 1-2% ahead of 64x128 in 2x1 (stop 41).
+  const auto lone_unsplit = [](const GemmPlan& p) {
+    const GemmKernelSpec& k = p.main.kernel;
+    return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !p.companion && !k.swap_ab && !k.split_columns;
+  };
+  if (const GemmKernelSpec& best = out.front().main.kernel;
+      lone_unsplit(out.front()) && best.block_n < best.block_m) {
+    const auto wide = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
+      const GemmKernelSpec& k = p.main.kernel;
+      return lone_unsplit(p) && k.block_m == best.block_n && k.block_n == best.block_m && !k.pingpong;
+    });
+    if (wide != tied_end) std::rotate(out.begin(), wide, wide + 1);
+  }
   // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where), for
   // dense and batched problems: k-grouped ones in turns ran 14-52% behind their cooperative pick
   // (bench/results/2026-12-04-h200-pingpong-epilogues.md, run E), and evaluate refuses m-grouped

@@ -22,10 +22,14 @@
 // Then when ping-pong kernels entered auto by rule (PingpongReach): the m = 4096 rows of
 // K 512 and 1536 in 128x128 tiles in turns, 3% and 1.4% faster (their estimates are the
 // cooperative 128x128's: the terms do not model the epilogue the turns hide;
-// bench/results/2026-12-04-h200-pingpong.md).
+// bench/results/2026-12-04-h200-pingpong.md). Then when a 1x1 unsplit pick gave way to its tied
+// transpose wider along N: 128x7168x2048 in 64x128 tiles (16.6 against 16.9 us;
+// bench/results/2026-12-04-h200-gpc-units.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tilecast/plan/gemm_plan.hpp"
 
@@ -69,7 +73,7 @@ const std::vector<Recorded>& recorded() {
        92.4},
       {"128x4096x7168", dense(128, 4096, 7168), "128x64x64 stages 7 cluster 1x1 mc AB clusters 64 split-K 2 in cluster",
        27.2},
-      {"128x7168x2048", dense(128, 7168, 2048), "128x64x64 stages 8 cluster 1x1 mc AB clusters 112", 13.2},
+      {"128x7168x2048", dense(128, 7168, 2048), "64x128x64 stages 8 cluster 1x1 mc AB clusters 112", 13.2},
       {"mgrouped 4x8192 6144x7168", mgrouped(4, 8192, 6144, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 3416.8},
       {"mgrouped 4x8192 7168x3072", mgrouped(4, 8192, 7168, 3072), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 1714.4},
       {"mgrouped 4x8192 4096x4096", mgrouped(4, 8192, 4096, 4096), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 1330.3},
@@ -94,6 +98,34 @@ TEST(Sm90PlansUnchanged, MissionShapesKeepTheirRecordedPlans) {
     EXPECT_EQ(text.substr(0, text.find(" est ")), r.plan) << r.name;
     EXPECT_NEAR(p.cost.total_us, r.est_us, kEstimateTolerance * r.est_us) << r.name;
   }
+}
+
+// An unsplit 1x1 pick gives way to its tied transpose wider along N (rank_plans), and only there:
+// a pair's pick and a split's keep their 128x64 (the measurements behind the rule are in its comment).
+TEST(Sm90PlansUnchanged, TiedTransposeWiderAlongNOnlyForUnsplitLoneTiles) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  const std::vector<GemmPlan> ranked = rank_plans(dense(1024, 1024, 1024), h200);
+  const GemmKernelSpec& front = ranked.front().main.kernel;
+  EXPECT_EQ(front.block_m, 64u);
+  EXPECT_EQ(front.block_n, 128u);
+  EXPECT_EQ(front.cluster, (ClusterShape{1, 1}));
+  EXPECT_EQ(ranked.front().k_splits, 1u);
+  // The transpose it passed is in the tie band: the front costs at most 5% more by the terms.
+  const auto transpose = std::find_if(ranked.begin() + 1, ranked.end(), [](const GemmPlan& p) {
+    const GemmKernelSpec& k = p.main.kernel;
+    return k.block_m == 128 && k.block_n == 64 && k.cluster == ClusterShape{1, 1} && p.k_splits == 1 && !k.pingpong;
+  });
+  ASSERT_NE(transpose, ranked.end());
+  EXPECT_LE(ranked.front().cost.total_us, transpose->cost.total_us * 1.05);
+
+  GemmDesc odd = dense(1000, 1000, 1000);
+  assume_padded_rows(odd);  // rows 2,000 bytes apart, as a call's packed operands have them
+  const GemmKernelSpec pair = plan_gemm(odd, h200).main.kernel;
+  EXPECT_EQ(pair.block_m, 128u) << "1000^3: 128x64 in 1x2 ran ahead of 64x128 in 2x1";
+  EXPECT_EQ(pair.cluster, (ClusterShape{1, 2}));
+  const GemmPlan split = plan_gemm(dense(128, 4096, 7168), h200);
+  EXPECT_EQ(split.main.kernel.block_m, 128u) << "summed in the cluster, 64x128 ran 7.5-15.7% behind";
+  EXPECT_GT(split.k_splits, 1u);
 }
 
 }  // namespace
