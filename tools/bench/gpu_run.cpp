@@ -206,7 +206,7 @@ int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunI
   int code = 0;
   {
     test::CublasLt lt;
-    const L2Flusher flusher(o.flush_bytes);
+    const L2Flusher flusher(o.flush_bytes, o.flush_read);
     const ClockProbe probe(info.machine);
     Runner run{o, info, stream, lt, flusher, probe, {}, false, {}};
     // --sweep: every problem's configs planned and their kernels compiled before anything is timed.

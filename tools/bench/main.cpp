@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   info.min_ms = o.min_ms;
   info.json_rounds = o.json_rounds;
   info.flush_bytes = o.flush_bytes;
+  info.flush_read = o.flush_read;
   info.calls_per_run = o.calls_per_run;
   info.seed_base = o.seed_given ? o.seed : tilecast::test::seed_base();
 
@@ -71,9 +72,9 @@ int main(int argc, char** argv) {
   }
 
   info.gpu_mode = true;
-  std::printf("timing: median of %d iterations%s after %d warm-up, cuBLAS and tilecast in turn, L2 flush %zu MiB before each\n",
+  std::printf("timing: median of %d iterations%s after %d warm-up, cuBLAS and tilecast in turn, L2 flush %zu MiB %s before each\n",
               o.iters, o.min_ms > 0 ? (" or more (a loop of " + std::to_string(static_cast<int>(o.min_ms)) + " ms at least)").c_str() : "",
-              o.warmup, o.flush_bytes >> 20);
+              o.warmup, o.flush_bytes >> 20, o.flush_read ? "read" : "written");
   try {
     return run_on_gpu(o, problems, info);
   } catch (const std::exception& e) {

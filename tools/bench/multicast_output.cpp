@@ -143,7 +143,8 @@ std::string mcast_markdown(const std::vector<McastRow>& rows, const RunInfo& inf
   s << "| command | `" << m.command_line << "` |\n";
   s << "| tilecast commit (at configure) | " << m.git_commit << " |\n";
   s << "| flushed | median of " << info.iters << " calls after " << info.warmup << " warm-up, "
-    << (info.flush_bytes >> 20) << " MiB written before each, cuBLAS and every config in turn (timing.hpp) |\n";
+    << (info.flush_bytes >> 20) << " MiB " << (info.flush_read ? "read" : "written")
+    << " before each, cuBLAS and every config in turn (timing.hpp) |\n";
   s << "| sustained | " << o.energy_s
     << " s of back-to-back calls per config (after 0.5 s unmeasured), no flush: us per GEMM from CUDA events, "
        "SM clock sampled every 10 ms, joules from NVML's total-energy counter read by host callbacks at the "

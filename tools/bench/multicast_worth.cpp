@@ -47,7 +47,7 @@ class Runner {
     TC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     {
       test::CublasLt lt;
-      const L2Flusher flusher(o_.flush_bytes);
+      const L2Flusher flusher(o_.flush_bytes, o_.flush_read);
       const ClockProbe probe(info_.machine);
       const EnergyMeter meter(info_.machine.pci_bus_id);
       if (!o_.ncu_pass && o_.energy_s > 0 && !meter.available())

@@ -101,6 +101,9 @@ timing
                       lost 2-6% to its own forced twin on small rows (2026-12-01-h200-order.md)
   --fixed-order       the same order every round (cuBLAS variants, auto, the rest), as before
   --flush-mb N        L2 flush buffer written before every iteration (default 256; 0: none)
+  --flush-read        flush by reading the buffer (a cuBLAS sum over it) instead of writing it:
+                      L2 then holds clean lines, and the timed call does not pay for writing
+                      the flush's dirty lines back to HBM as its reads evict them
   --calls-per-run K   each timed run enqueues K back-to-back calls of the same function (no flush
                       between them) and counts the time per call (default 1). What a chain of
                       calls costs, launch gaps included; the calls after the first of a run find
@@ -184,6 +187,8 @@ Options parse_options(int argc, char** argv) {
       o.balanced_order = false;
     } else if (a == "--flush-mb") {
       o.flush_bytes = static_cast<size_t>(to_int(a, next(), 0, 1 << 16)) << 20;
+    } else if (a == "--flush-read") {
+      o.flush_read = true;
     } else if (a == "--calls-per-run") {
       o.calls_per_run = static_cast<int>(to_int(a, next(), 1, 10000));
     } else if (a == "--peak-tflops") {

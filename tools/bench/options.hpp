@@ -29,6 +29,7 @@ struct Options {
   bool json_rounds = false;  // --json-rounds: each timed run's time in the JSON, in round order
   bool balanced_order = true;  // the timed rounds in a Williams design (interleave.hpp); --fixed-order: not
   size_t flush_bytes = size_t{256} << 20;
+  bool flush_read = false;  // --flush-read: flush by reading the buffer, not writing it
   int calls_per_run = 1;  // --calls-per-run: back-to-back calls between a timed run's events
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;

@@ -225,6 +225,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
   j.field("min_loop_ms", info.min_ms);
   j.field("balanced_order", info.balanced_order);
   j.field("l2_flush_bytes", static_cast<int64_t>(info.flush_bytes));
+  j.field("l2_flush_by", info.flush_read ? "read" : "write");
   j.field("calls_per_run", info.calls_per_run);
   j.field("timing", "median of per-iteration CUDA event times, cuBLAS and tilecast interleaved, L2 flushed before each iteration");
   j.field("peak_tflops", info.peaks.tflops).field("peak_tb_per_s", info.peaks.tb_per_s);
@@ -329,7 +330,7 @@ bool write_markdown(const std::string& path, const RunInfo& info, const std::vec
                             : "; the same order every round (--fixed-order)")
     << ")";
   if (info.flush_bytes)
-    s << ", L2 flushed before each by writing " << (info.flush_bytes >> 20) << " MiB";
+    s << ", L2 flushed before each by " << (info.flush_read ? "reading " : "writing ") << (info.flush_bytes >> 20) << " MiB";
   else
     s << ", no L2 flush (--flush-mb 0)";
   if (info.calls_per_run > 1)

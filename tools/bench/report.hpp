@@ -63,6 +63,7 @@ struct RunInfo {
   bool json_rounds = false;  // --json-rounds: every timed run in the JSON
   bool balanced_order = true;  // the timed rounds in a Williams design (the default; --fixed-order: not)
   size_t flush_bytes = 0;
+  bool flush_read = false;  // the flush read the buffer (--flush-read), not wrote it
   int calls_per_run = 1;
   bool gpu_mode = false;
   std::string note;  // e.g. "no GPU found: printed plans only"

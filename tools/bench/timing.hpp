@@ -15,15 +15,23 @@
 namespace tilecast::bench {
 
 // Writes `bytes` of a device buffer (cudaMemsetAsync) so that no input of the next kernel is left
-// in L2. bytes 0: no flush (numbers then include L2 hits; the report says so).
+// in L2. bytes 0: no flush (numbers then include L2 hits; the report says so). With `read`, reads
+// them instead (a cuBLAS sum into a device scalar): the written flush leaves L2 full of dirty
+// lines, which the next kernel's reads evict and HBM then writes back, so that a memory-bound
+// kernel's time also pays for writing up to L2's size; after a read the lines are clean.
 class L2Flusher {
  public:
-  explicit L2Flusher(size_t bytes);
+  explicit L2Flusher(size_t bytes, bool read = false);
+  ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
   void flush(cudaStream_t stream) const;
   size_t bytes() const { return buffer_.bytes(); }
 
  private:
   test::DeviceBuffer buffer_;
+  test::DeviceBuffer sum_;  // read: the sum's destination
+  void* cublas_ = nullptr;  // read: its cublasHandle_t (cublas_v2.h stays out of this header)
 };
 
 struct TimingStats {

@@ -42,6 +42,8 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_FALSE(o.json_rounds);
   EXPECT_TRUE(parse({"--json-rounds"}).json_rounds);
   EXPECT_EQ(o.flush_bytes, size_t{256} << 20);
+  EXPECT_FALSE(o.flush_read) << "the flush writes unless asked to read";
+  EXPECT_TRUE(parse({"--flush-read"}).flush_read);
   EXPECT_EQ(o.calls_per_run, 1) << "one call per timed run unless asked";
   EXPECT_EQ(parse({"--calls-per-run", "8"}).calls_per_run, 8);
   EXPECT_TRUE(o.balanced_order) << "the balanced order is the default";

@@ -181,6 +181,10 @@ TEST(BenchReport, TimingLineSaysTheFlushAndTheCallsPerRun) {
   info.flush_bytes = size_t{256} << 20;
   const std::string flushed = timing_line(info);
   EXPECT_NE(flushed.find("L2 flushed before each by writing 256 MiB"), std::string::npos) << flushed;
+  info.flush_read = true;
+  const std::string read = timing_line(info);
+  EXPECT_NE(read.find("L2 flushed before each by reading 256 MiB"), std::string::npos) << read;
+  info.flush_read = false;
   EXPECT_EQ(flushed.find("back-to-back"), std::string::npos) << flushed;
   info.flush_bytes = 0;
   info.calls_per_run = 8;
