@@ -1067,6 +1067,25 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (wide != tied_end) std::rotate(out.begin(), wide, wide + 1);
   }
+  // Where HBM binds and the tied pick runs one tile a CTA in one wave, a tied tile of half its width
+  // (two a CTA) goes first: every CTA's D store then overlaps its second tile's loads instead of
+  // following its last load, which the terms (HBM's bytes at one rate, stores included) do not
+  // see. Measured on the H200 in alternating processes: masked g6 m~20 n4096, 64x96 against
+  // 64x192, k2048 38.59 against 39.68 us and k4096 63.26 against 64.35, the 14 masked rows whose
+  // plan it leaves within -2.3% to +0.4% (bench/results/2026-12-04-h200-gpc-units.md, run G); the
+  // sweeps put 128x32768x512's 128x256 4.2-5.9% behind 128x128 (stops 39-43), which tied in a
+  // loop of the two alone (18.59 against 18.62 us, run G).
+  const GemmPlan& front_plan = out.front();
+  const bool hbm_binds = front_plan.cost.hbm_us >
+                         std::max({front_plan.cost.mma_us, front_plan.cost.ingress_us, front_plan.cost.l2_us});
+  if (const GemmKernelSpec wide = front_plan.main.kernel;
+      lone_unsplit(front_plan) && front_plan.cost.waves <= 1.0 && hbm_binds) {
+    const auto half = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
+      const GemmKernelSpec& k = p.main.kernel;
+      return lone_unsplit(p) && k.block_m == wide.block_m && 2 * k.block_n == wide.block_n && !k.pingpong;
+    });
+    if (half != tied_end) std::rotate(out.begin(), half, half + 1);
+  }
   // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where), for
   // dense and batched problems: k-grouped ones in turns ran 14-52% behind their cooperative pick
   // (bench/results/2026-12-04-h200-pingpong-epilogues.md, run E), and evaluate refuses m-grouped

@@ -24,7 +24,9 @@
 // cooperative 128x128's: the terms do not model the epilogue the turns hide;
 // bench/results/2026-12-04-h200-pingpong.md). Then when a 1x1 unsplit pick gave way to its tied
 // transpose wider along N: 128x7168x2048 in 64x128 tiles (16.6 against 16.9 us;
-// bench/results/2026-12-04-h200-gpc-units.md).
+// bench/results/2026-12-04-h200-gpc-units.md); then when a one-wave pick of one tile a CTA where
+// HBM binds gave way to its tied half-width tile: 128x32768x512 in 128x128 tiles (the sweeps'
+// best; the same page, runs G and H).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,7 +70,7 @@ const std::vector<Recorded>& recorded() {
       {"128x576x7168", dense(128, 576, 7168), "64x96x64 stages 8 cluster 1x1 mc AB clusters 12 split-K 8 in cluster",
        6.9},
       {"128x24576x1536", dense(128, 24576, 1536), "128x192x64 stages 5 cluster 1x1 mc AB clusters 128", 28.3},
-      {"128x32768x512", dense(128, 32768, 512), "128x256x64 stages 4 cluster 1x1 mc AB clusters 128", 13.8},
+      {"128x32768x512", dense(128, 32768, 512), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132", 14.0},
       {"128x7168x16384", dense(128, 7168, 16384), "128x128x64 stages 4 cluster 1x1 mc AB clusters 56 split-K 2 in cluster",
        92.4},
       {"128x4096x7168", dense(128, 4096, 7168), "128x64x64 stages 7 cluster 1x1 mc AB clusters 64 split-K 2 in cluster",
@@ -126,6 +128,23 @@ TEST(Sm90PlansUnchanged, TiedTransposeWiderAlongNOnlyForUnsplitLoneTiles) {
   const GemmPlan split = plan_gemm(dense(128, 4096, 7168), h200);
   EXPECT_EQ(split.main.kernel.block_m, 128u) << "summed in the cluster, 64x128 ran 7.5-15.7% behind";
   EXPECT_GT(split.k_splits, 1u);
+}
+
+// Where HBM binds, a one-wave pick of one tile a CTA gives way to its tied half-width tile, two a CTA
+// (rank_plans); not where the MMAs or L2 bind.
+TEST(Sm90PlansUnchanged, HalfWidthTilesWhereOneTileACtaWaitsOnHbm) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  const GemmPlan stream = plan_gemm(dense(128, 32768, 512), h200);
+  EXPECT_EQ(stream.main.kernel.block_n, 128u) << "128x256 ran 4.2-5.9% behind 128x128 in the sweeps";
+  EXPECT_GT(stream.cost.waves, 1.0);
+  EXPECT_GT(stream.cost.hbm_us, std::max(stream.cost.mma_us, stream.cost.l2_us));
+  const GemmPlan experts = plan_gemm(mgrouped_masked_desc(4096, 4096, 2048, 6, 20, DType::kBF16), h200);
+  EXPECT_EQ(experts.main.kernel.block_m, 64u);
+  EXPECT_EQ(experts.main.kernel.block_n, 96u) << "masked g6 m~20 n4096 k2048: 64x96 ran 2.7% ahead of 64x192";
+  // Compute-bound, one tile a CTA: the wide tile stays.
+  const GemmPlan square = plan_gemm(dense(2048, 2048, 2048), h200);
+  EXPECT_EQ(square.main.kernel.block_n, 256u);
+  EXPECT_LE(square.cost.waves, 1.0);
 }
 
 }  // namespace
