@@ -1059,8 +1059,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     const GemmKernelSpec& k = p.main.kernel;
     return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !p.companion && !k.swap_ab && !k.split_columns;
   };
-  if (const GemmKernelSpec& best = out.front().main.kernel;
-      lone_unsplit(out.front()) && best.block_n < best.block_m) {
+  if (const GemmKernelSpec best = out.front().main.kernel; lone_unsplit(out.front()) && best.block_n < best.block_m) {
     const auto wide = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
       const GemmKernelSpec& k = p.main.kernel;
       return lone_unsplit(p) && k.block_m == best.block_n && k.block_n == best.block_m && !k.pingpong;

@@ -1,6 +1,7 @@
 // Timing on the GPU, as METHOD.md and STYLE.md habit 14 ask: warm-up first, then each iteration
 // timed alone with CUDA events after the L2 was flushed by writing a large buffer (256 MiB by
-// default, 4x an H200's L2), median of the iterations. cuBLAS and tilecast use the same policy.
+// default, 4x an H200's L2; or by reading it, L2Flusher), median of the iterations. cuBLAS and
+// tilecast use the same policy.
 #pragma once
 
 #include <cstddef>
