@@ -728,6 +728,54 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
     fail("cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) + " is not one of its cluster shapes");
 }
 
+// A plan of one kernel that is neither split, clustered, swapped nor column-split: the plans the
+// two moves below were measured on.
+bool lone_unsplit(const GemmPlan& p) {
+  const GemmKernelSpec& k = p.main.kernel;
+  return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !p.companion && !k.swap_ab && !k.split_columns;
+}
+
+// In the tie band, an unsplit 1x1 tile whose transpose is also tied (128x64 and 64x128) gives way
+// to the one wider along N: in every run on the H200, 64x128 has beaten 128x64 where both tied. On
+// 1024x1024xK, K = 1024-8192, one wave of 64x128 ran 2-6% ahead (stops 40, 41); 1024^3 9.90 against
+// 10.48 us, 1024x1024x4096 20.08 against 21.39, 2048^3 35.1 against 37.7, 8448x1536x2048 93.4
+// against 104.5 (bench/results/2026-12-04-h200-gpc-units.md, run A); 128x7168x2048 17.25 against
+// 17.36 (stop 41). The terms rank them the other way (one consumer warpgroup's MMAs at half rate),
+// but neither k-step is bound by its MMAs: both wait on L2's read requests, and L2 receives a
+// quarter fewer of 64x128's (0.80M against 1.05M on 1024x1024x4096,
+// bench/results/2026-12-04-h200-narrow-tile-l2-requests.md), which the terms do not model. Not for
+// split tiles: summed in the cluster over two rows of tiles, 64x128 ran 7.5-15.7% behind (stop 41,
+// run F); nor for clusters, where 1000^3 ran 128x64 in 1x2 1-2% ahead of 64x128 in 2x1 (stop 41).
+void move_tied_transpose_first(std::vector<GemmPlan>& out, std::vector<GemmPlan>::iterator tied_end) {
+  const GemmKernelSpec best = out.front().main.kernel;
+  if (!lone_unsplit(out.front()) || best.block_n >= best.block_m) return;
+  const auto wide = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
+    const GemmKernelSpec& k = p.main.kernel;
+    return lone_unsplit(p) && k.block_m == best.block_n && k.block_n == best.block_m && !k.pingpong;
+  });
+  if (wide != tied_end) std::rotate(out.begin(), wide, wide + 1);
+}
+
+// Where HBM binds and the tied pick runs one tile a CTA in one wave, a tied tile of half its width
+// (two a CTA) goes first: every CTA's D store then overlaps its second tile's loads instead of
+// following its last load, which the terms (HBM's bytes at one rate, stores included) do not
+// see. Measured on the H200 in alternating processes: masked g6 m~20 n4096, 64x96 against
+// 64x192, k2048 38.59 against 39.68 us and k4096 63.26 against 64.35, the 14 masked rows whose
+// plan it leaves within -2.3% to +0.4% (bench/results/2026-12-04-h200-gpc-units.md, run G); the
+// sweeps put 128x32768x512's 128x256 4.2-5.9% behind 128x128 (stops 39-43), which tied in a
+// loop of the two alone (18.59 against 18.62 us, run G).
+void move_tied_half_width_first(std::vector<GemmPlan>& out, std::vector<GemmPlan>::iterator tied_end) {
+  const GemmPlan& front = out.front();
+  const bool hbm_binds = front.cost.hbm_us > std::max({front.cost.mma_us, front.cost.ingress_us, front.cost.l2_us});
+  if (!lone_unsplit(front) || front.cost.waves > 1.0 || !hbm_binds) return;
+  const GemmKernelSpec wide = front.main.kernel;
+  const auto half = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
+    const GemmKernelSpec& k = p.main.kernel;
+    return lone_unsplit(p) && k.block_m == wide.block_m && 2 * k.block_n == wide.block_n && !k.pingpong;
+  });
+  if (half != tied_end) std::rotate(out.begin(), half, half + 1);
+}
+
 }  // namespace
 
 uint8_t row_alignment(uint64_t base, uint64_t row_stride_bytes, uint64_t batch_stride_bytes) {
@@ -1044,47 +1092,9 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     });
     if (summed != out.end()) std::rotate(out.begin(), summed, summed + 1);
   }
-  // In the tie band, an unsplit 1x1 tile whose transpose is also tied (128x64 and 64x128) gives way
-  // to the one wider along N: in every run on the H200, 64x128 has beaten 128x64 where both tied. On
-  // 1024x1024xK, K = 1024-8192, one wave of 64x128 ran 2-6% ahead (stops 40, 41); 1024^3 9.90 against
-  // 10.48 us, 1024x1024x4096 20.08 against 21.39, 2048^3 35.1 against 37.7, 8448x1536x2048 93.4
-  // against 104.5 (bench/results/2026-12-04-h200-gpc-units.md, run A); 128x7168x2048 17.25 against
-  // 17.36 (stop 41). The terms rank them the other way (one consumer warpgroup's MMAs at half rate),
-  // but neither k-step is bound by its MMAs: both wait on L2's read requests, and L2 receives a
-  // quarter fewer of 64x128's (0.80M against 1.05M on 1024x1024x4096,
-  // bench/results/2026-12-04-h200-narrow-tile-l2-requests.md), which the terms do not model. Not for
-  // split tiles: summed in the cluster over two rows of tiles, 64x128 ran 7.5-15.7% behind (stop 41,
-  // run F); nor for clusters, where 1000^3 ran 128x64 in 1x2 1-2% ahead of 64x128 in 2x1 (stop 41).
-  const auto lone_unsplit = [](const GemmPlan& p) {
-    const GemmKernelSpec& k = p.main.kernel;
-    return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !p.companion && !k.swap_ab && !k.split_columns;
-  };
-  if (const GemmKernelSpec best = out.front().main.kernel; lone_unsplit(out.front()) && best.block_n < best.block_m) {
-    const auto wide = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
-      const GemmKernelSpec& k = p.main.kernel;
-      return lone_unsplit(p) && k.block_m == best.block_n && k.block_n == best.block_m && !k.pingpong;
-    });
-    if (wide != tied_end) std::rotate(out.begin(), wide, wide + 1);
-  }
-  // Where HBM binds and the tied pick runs one tile a CTA in one wave, a tied tile of half its width
-  // (two a CTA) goes first: every CTA's D store then overlaps its second tile's loads instead of
-  // following its last load, which the terms (HBM's bytes at one rate, stores included) do not
-  // see. Measured on the H200 in alternating processes: masked g6 m~20 n4096, 64x96 against
-  // 64x192, k2048 38.59 against 39.68 us and k4096 63.26 against 64.35, the 14 masked rows whose
-  // plan it leaves within -2.3% to +0.4% (bench/results/2026-12-04-h200-gpc-units.md, run G); the
-  // sweeps put 128x32768x512's 128x256 4.2-5.9% behind 128x128 (stops 39-43), which tied in a
-  // loop of the two alone (18.59 against 18.62 us, run G).
-  const GemmPlan& front_plan = out.front();
-  const bool hbm_binds = front_plan.cost.hbm_us >
-                         std::max({front_plan.cost.mma_us, front_plan.cost.ingress_us, front_plan.cost.l2_us});
-  if (const GemmKernelSpec wide = front_plan.main.kernel;
-      lone_unsplit(front_plan) && front_plan.cost.waves <= 1.0 && hbm_binds) {
-    const auto half = std::find_if(out.begin(), tied_end, [&](const GemmPlan& p) {
-      const GemmKernelSpec& k = p.main.kernel;
-      return lone_unsplit(p) && k.block_m == wide.block_m && 2 * k.block_n == wide.block_n && !k.pingpong;
-    });
-    if (half != tied_end) std::rotate(out.begin(), half, half + 1);
-  }
+  // Two moves within the tie band the terms cannot make (each function says why).
+  move_tied_transpose_first(out, tied_end);
+  move_tied_half_width_first(out, tied_end);
   // Ping-pong by rule in front of the cooperative tile it replaces (PingpongReach says where), for
   // dense and batched problems: k-grouped ones in turns ran 14-52% behind their cooperative pick
   // (bench/results/2026-12-04-h200-pingpong-epilogues.md, run E), and evaluate refuses m-grouped
