@@ -728,11 +728,11 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
     fail("cluster " + std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) + " is not one of its cluster shapes");
 }
 
-// A plan of one kernel that is neither split, clustered, swapped nor column-split: the plans the
-// two moves below were measured on.
+// A plan that is neither split, clustered, swapped nor column-split (and so has no companion: only
+// clusters of 4 take one): the plans the two moves below were measured on.
 bool lone_unsplit(const GemmPlan& p) {
   const GemmKernelSpec& k = p.main.kernel;
-  return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !p.companion && !k.swap_ab && !k.split_columns;
+  return p.k_splits == 1 && k.cluster == ClusterShape{1, 1} && !k.swap_ab && !k.split_columns;
 }
 
 // In the tie band, an unsplit 1x1 tile whose transpose is also tied (128x64 and 64x128) gives way
