@@ -250,7 +250,7 @@ class Runner {
 }  // namespace
 
 bool wants_multicast_worth(const Options& o) {
-  if (o.ncu_pass) return true;
+  if (o.ncu_pass || o.sustained) return true;
   for (const std::string& s : o.suites)
     if (s == "mcast") return true;
   return false;
@@ -259,7 +259,7 @@ bool wants_multicast_worth(const Options& o) {
 int run_multicast_worth(const Options& o, const std::vector<BenchProblem>& problems, RunInfo& info) {
   for (const BenchProblem& p : problems)
     if (p.kind != Kind::kDense)
-      throw std::invalid_argument("--suite mcast and --ncu-pass take dense problems only, got " + p.label());
+      throw std::invalid_argument("--suite mcast, --ncu-pass and --sustained take dense problems only, got " + p.label());
   std::printf("mcast: %s\n", o.ncu_pass ? "one call per config inside the NVTX range tilecast_mcast_profile, "
                                           "each after a copy_convert_kernel marker, one more after the last (for ncu)"
                                         : "flushed median, then a sustained loop per config for clocks and energy");

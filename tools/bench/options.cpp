@@ -110,10 +110,14 @@ timing
                       in L2 whatever of their operands fits there
   --peak-tflops X     roofline compute peak (default: DeviceFacts, 989)
   --peak-tbps X       roofline memory bandwidth in TB/s (default: DeviceFacts, 4.2)
-  --energy-s X        --suite mcast: seconds of back-to-back calls per config for NVML's energy
-                      counter (default 2; 0: no energy loop)
+  --energy-s X        --suite mcast, --sustained: seconds of back-to-back calls per config for
+                      NVML's energy counter (default 2; 0: no energy loop)
   --ncu-pass          --suite mcast or --shape: each config (and cuBLAS) once, after a marker
                       kernel, inside an NVTX range, for scripts/multicast_counters.sh; no timing
+  --sustained         the --shape problems (dense, with --config) measured as --suite mcast
+                      measures its configs: the flushed median, then --energy-s seconds of
+                      back-to-back calls for the sustained clock and NVML joules per GEMM, each
+                      beside cuBLASLt's (at the power cap the energy per GEMM sets the speed)
   --seed N            input seed (default: fresh; TILECAST_TEST_SEED also works)
   --device N          CUDA device (default 0)
 
@@ -200,6 +204,8 @@ Options parse_options(int argc, char** argv) {
       o.energy_s = v == "0" ? 0.0 : to_double(a, v);
     } else if (a == "--ncu-pass") {
       o.ncu_pass = true;
+    } else if (a == "--sustained") {
+      o.sustained = true;
     } else if (a == "--row-bytes") {
       const int64_t v = to_int(a, next(), 16, 128);
       if (v != 16 && v != 32 && v != 64 && v != 128) throw std::invalid_argument("--row-bytes takes 16, 32, 64 or 128");

@@ -46,6 +46,9 @@ TEST(BenchOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(parse({"--flush-read"}).flush_read);
   EXPECT_EQ(o.calls_per_run, 1) << "one call per timed run unless asked";
   EXPECT_EQ(parse({"--calls-per-run", "8"}).calls_per_run, 8);
+  EXPECT_FALSE(o.sustained) << "no sustained loop unless asked for";
+  EXPECT_TRUE(parse({"--sustained", "--shape", "8192,8192,8192"}).sustained);
+  EXPECT_EQ(parse({"--sustained", "--energy-s", "5"}).energy_s, 5.0);
   EXPECT_TRUE(o.balanced_order) << "the balanced order is the default";
   EXPECT_TRUE(parse({"--balanced-order"}).balanced_order);
   EXPECT_FALSE(parse({"--fixed-order"}).balanced_order);
