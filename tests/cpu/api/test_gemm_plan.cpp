@@ -710,6 +710,48 @@ TEST(GemmPlanner, RankedPlansAreSortedAndTheFirstIsTheChoice) {
   EXPECT_NE(table.find("more)"), std::string::npos) << table;
 }
 
+// The unit order's band height (gemm_plan.cpp band_height): where the operands overflow L2 and
+// the grid holds more than one wave, the band that makes each wave read the fewest operand rows,
+// sqrt(resident units x unit columns / unit rows); elsewhere the default 8.
+TEST(GemmPlanner, BandHeightMakesEachWaveReadTheFewestOperandRows) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  GemmConfig tile_128x256;
+  tile_128x256.block_m = 128;
+  tile_128x256.block_n = 256;
+  tile_128x256.cluster_m = tile_128x256.cluster_n = 1;
+  tile_128x256.k_splits = 1;
+  // 132 units of 128 x 256: sqrt(132 x 2) = 16.2.
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, tile_128x256).schedule.swizzle, 16u);
+  EXPECT_EQ(plan_gemm(dense(4096, 7168, 16384), h200, tile_128x256).schedule.swizzle, 16u);
+  // Units of two tiles along M (2x1): 66 units of 256 x 256, sqrt(66) = 8.1.
+  GemmConfig pairs = tile_128x256;
+  pairs.cluster_m = 2;
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, pairs).schedule.swizzle, 8u);
+  // 128 x 128: sqrt(132) = 11.5.
+  GemmConfig square_tile = tile_128x256;
+  square_tile.block_n = 128;
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, square_tile).schedule.swizzle, 11u);
+  // Fewer SMs, fewer resident units: an H100 PCIe's 114, sqrt(228) = 15.1.
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), DeviceFacts::h100_pcie_model(), tile_128x256).schedule.swizzle, 15u);
+  // Operands that fit in L2 (2 x 4096 x 2048 x 2 B = 32 MiB of the H200's 60): the default.
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, tile_128x256).schedule.swizzle, 8u);
+  // One wave (32 x 2 = 64 units on 132 SMs), however large K: the default.
+  EXPECT_EQ(plan_gemm(dense(4096, 512, 65536), h200, tile_128x256).schedule.swizzle, 8u);
+  // A grid no taller than the band walks its units the same either way: the default.
+  EXPECT_EQ(plan_gemm(dense(128, 65536, 8192), h200, tile_128x256).schedule.swizzle, 8u);
+  // Split-K: the default.
+  GemmConfig split = tile_128x256;
+  split.k_splits = 2;
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, split).schedule.swizzle, 8u);
+  // The caller's band stands.
+  GemmConfig given = tile_128x256;
+  given.swizzle = 4;
+  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, given).schedule.swizzle, 4u);
+  // And the plan says so where it is not the default.
+  EXPECT_NE(plan_gemm(dense(8192, 8192, 8192), h200, tile_128x256).describe().find(" band 16 "), std::string::npos);
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, tile_128x256).describe().find(" band "), std::string::npos);
+}
+
 TEST(GemmPlanner, OverridesAreHonoured) {
   GemmConfig o;
   o.block_m = 128;
