@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "tilecast/plan/grouped_surrogate.hpp"
+#include "tilecast/plan/l2_reuse.hpp"
 #include "tilecast/plan/simulator.hpp"
 
 namespace tilecast::plan {
@@ -90,8 +91,9 @@ constexpr ClusterShape kKGroupedTieCluster{2, 1};
 // with 128x64 in 1x4 +2.3 us; with the companion on a side stream forked and joined by events
 // before, 2.2-2.5 us on the same rows (bench/results/2026-12-03-h200-companion.md).
 constexpr double kDynamicUnitsUs = 2.3;
-// Unit-rows per L2 band when the caller does not say and the operands fit in L2 (band_height):
-// there the order only moves what L2's coalescer merges, and 8 was as good as any (4096x576x7168,
+// Unit-rows per L2 band when the caller does not say, unless band_height finds one that reads
+// kBandMinSaving less from HBM. Where the operands fit in L2 the order only moves what L2's
+// coalescer merges, and 8 was as good as any (4096x576x7168,
 // bench/results/2026-12-01-h200-alignment.md).
 constexpr uint32_t kDefaultSwizzle = 8;
 // A band taller than this keeps no L2 locality, and swizzle * units_n must fit 32 bits.
@@ -378,33 +380,54 @@ TileConfig schedule_of(const GemmKernelSpec& k, const GemmConfig& o) {
   return t;
 }
 
-// The band height (unit-rows) of a plan whose operands do not fit in L2. A wave of G resident
-// units walks K together, so each of its k-steps reads every A row and every B column that its
-// units touch; once it has passed through K those are gone from L2, and the next wave reads its own
-// from HBM again. A band h units tall holds a wave as h rows by G / h columns of units, which read
-// h * unit_rows + (G / h) * unit_cols operand rows a k-step: fewest at h = sqrt(G * unit_cols /
-// unit_rows). Measured on the H200 (bench/results/2026-12-04-h200-last-wave.md): 8192^3 with
-// 128x256 tiles on 132 SMs (h = 16) read 1.23 GB from HBM against 1.49 GB at 8, 2.35 at 4 and 2.90
-// at 1 (cuBLAS's kernel 1.25), and under the power cap a GEMM took 1.2% less time and 1.5-3% less
-// energy than at 8. Dense and batched unsplit plans of more than one wave only (per group: a
-// batch's grid is its own); elsewhere, and where the band would walk the units as the default's
-// does (a grid no taller than either), kDefaultSwizzle.
+// The band height (unit-rows) of a plan whose operands do not fit in L2: the one whose walk reads
+// the fewest operand bytes from HBM in the LRU model of l2_reuse.hpp. A wave of G resident units
+// walks K together, so what it reads stays in L2 only while the wave's rows and columns over all of
+// K fit there: past that each wave reads its own again, and a band h units tall, holding the wave
+// as h x G/h units, reads fewest at h = sqrt(G x unit columns / unit rows); where K is short, a band
+// sweeps its rows of A along N from L2, and a taller band reads B fewer times. Candidates: the
+// powers of two up to the grid's height, that square root and the whole height; kDefaultSwizzle
+// unless one reads kBandMinSaving less. Measured on the H200
+// (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3 with 128x256 tiles on 132 SMs (16:
+// 1.20 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
+// 1.2% less time and 1.5-3% less energy than at 8. Dense unsplit static plans of more than one wave
+// only; elsewhere kDefaultSwizzle.
+constexpr double kBandMinSaving = 0.05;
 uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f) {
   const GemmProblem p = plan.kernel_problem();
-  const bool dense = p.type == GemmType::kNormal || p.type == GemmType::kBatched;
-  const double group_operand_bytes = (static_cast<double>(p.m) + p.n) * p.k * 2;
-  if (!dense || plan.k_splits > 1 || group_operand_bytes <= static_cast<double>(f.l2_bytes)) return kDefaultSwizzle;
+  const double operand_bytes = (static_cast<double>(p.m) + p.n) * p.k * 2;
+  if (p.type != GemmType::kNormal || plan.k_splits > 1 || plan.companion ||
+      operand_bytes <= static_cast<double>(f.l2_bytes))
+    return kDefaultSwizzle;
   const TileConfig& t = plan.schedule;
   const uint32_t units_m = ceil_div(ceil_div(p.m, t.block_m), t.unit_tiles_m());
   const uint32_t units_n = ceil_div(ceil_div(p.n, t.block_n), t.unit_tiles_n());
-  // A companion's pair walks one unit of main's shape at a time, as a main cluster does.
-  const uint32_t resident_units = plan.main.clusters + (plan.companion ? plan.companion->clusters : 0u);
+  const uint32_t resident_units = plan.main.clusters;
   if (static_cast<uint64_t>(units_m) * units_n <= resident_units) return kDefaultSwizzle;  // one wave
+  const auto hbm_bytes_at = [&](uint32_t band) {
+    TileConfig banded = t;
+    banded.swizzle = band;
+    return operand_hbm_bytes(p, banded, resident_units, f.l2_bytes);
+  };
+  const uint32_t tallest = std::min(units_m, kMaxSwizzle);
   const double unit_rows = static_cast<double>(t.unit_tiles_m()) * t.block_m;
   const double unit_cols = static_cast<double>(t.unit_tiles_n()) * t.block_n;
-  const uint32_t best = static_cast<uint32_t>(std::lround(std::sqrt(resident_units * unit_cols / unit_rows)));
-  const uint32_t h = std::clamp<uint32_t>(best, 1, std::min(units_m, kMaxSwizzle));
-  return std::min(h, units_m) == std::min(kDefaultSwizzle, units_m) ? kDefaultSwizzle : h;
+  std::vector<uint32_t> bands{tallest, static_cast<uint32_t>(std::lround(std::sqrt(resident_units * unit_cols / unit_rows)))};
+  for (uint32_t h = 1; h < tallest; h *= 2) bands.push_back(h);
+  const double at_default = hbm_bytes_at(kDefaultSwizzle);
+  uint32_t best = kDefaultSwizzle;
+  double best_bytes = at_default;
+  for (uint32_t h : bands) {
+    h = std::clamp<uint32_t>(h, 1, tallest);
+    // A band at least as tall as the grid walks it as any other such band does.
+    if (std::min(h, units_m) == std::min(kDefaultSwizzle, units_m)) continue;
+    const double bytes = hbm_bytes_at(h);
+    if (bytes < best_bytes) {
+      best = h;
+      best_bytes = bytes;
+    }
+  }
+  return best_bytes < at_default * (1 - kBandMinSaving) ? best : kDefaultSwizzle;
 }
 
 uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
@@ -560,7 +583,6 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
     plan.companion = companion_launch(plan, f);
     if (!plan.companion) plan.main.kernel.dynamic_units = false;  // no SM idle: the static kernel
   }
-  if (o.swizzle == 0) plan.schedule.swizzle = band_height(plan, f);
   SimOptions fast;
   fast.check = false;
   // The simulator walks clusters of cluster.m x cluster.n: a cluster-summed plan is played as the
@@ -1148,6 +1170,9 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
                                                 ClusterShape{1, 1}, 1, false, sum, why))
       out.insert(out.begin(), std::move(*plan));
   }
+  // The chosen plan's band (the order of units moves no term of the ranking; the alternatives keep
+  // kDefaultSwizzle, and each becomes a chosen plan of its own when a caller forces its tile).
+  if (o.swizzle == 0) out.front().schedule.swizzle = band_height(out.front(), f);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
 #include "tilecast/plan/gemm_plan.hpp"
+#include "tilecast/plan/l2_reuse.hpp"
 #include "plan_error.hpp"
 
 namespace tilecast::plan {
@@ -711,45 +712,59 @@ TEST(GemmPlanner, RankedPlansAreSortedAndTheFirstIsTheChoice) {
 }
 
 // The unit order's band height (gemm_plan.cpp band_height): where the operands overflow L2 and
-// the grid holds more than one wave, the band that makes each wave read the fewest operand rows,
-// sqrt(resident units x unit columns / unit rows); elsewhere the default 8.
-TEST(GemmPlanner, BandHeightMakesEachWaveReadTheFewestOperandRows) {
+// the grid holds more than one wave, the band whose walk reads the fewest operand bytes from HBM
+// in l2_reuse.hpp's model, if it reads 5% less than the default 8's; elsewhere 8.
+TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
-  GemmConfig tile_128x256;
-  tile_128x256.block_m = 128;
-  tile_128x256.block_n = 256;
-  tile_128x256.cluster_m = tile_128x256.cluster_n = 1;
-  tile_128x256.k_splits = 1;
-  // 132 units of 128 x 256: sqrt(132 x 2) = 16.2.
-  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, tile_128x256).schedule.swizzle, 16u);
-  EXPECT_EQ(plan_gemm(dense(4096, 7168, 16384), h200, tile_128x256).schedule.swizzle, 16u);
-  // Units of two tiles along M (2x1): 66 units of 256 x 256, sqrt(66) = 8.1.
-  GemmConfig pairs = tile_128x256;
+  GemmConfig wide;
+  wide.block_m = 128;
+  wide.block_n = 256;
+  wide.cluster_m = wide.cluster_n = 1;
+  wide.k_splits = 1;
+  wide.pingpong = 0;
+  // Long K: every wave reads its own operands again, fewest at sqrt(132 units x 256 / 128) = 16.
+  const GemmPlan p8192 = plan_gemm(dense(8192, 8192, 8192), h200, wide);
+  EXPECT_EQ(p8192.schedule.swizzle, 16u);
+  EXPECT_EQ(plan_gemm(dense(4096, 7168, 16384), h200, wide).schedule.swizzle, 16u);
+  // The model's choice is the band that reads least: none of the others it weighs reads less.
+  const double chosen = operand_hbm_bytes(p8192.kernel_problem(), p8192.schedule, p8192.main.clusters, h200.l2_bytes);
+  for (uint32_t band : {1u, 2u, 4u, 8u, 32u, 64u}) {
+    TileConfig other = p8192.schedule;
+    other.swizzle = band;
+    EXPECT_LE(chosen, operand_hbm_bytes(p8192.kernel_problem(), other, p8192.main.clusters, h200.l2_bytes)) << band;
+  }
+  // Units of two tiles along M (2x1): 66 units of 256 x 256, whose best band is the default's.
+  GemmConfig pairs = wide;
   pairs.cluster_m = 2;
   EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, pairs).schedule.swizzle, 8u);
-  // 128 x 128: sqrt(132) = 11.5.
-  GemmConfig square_tile = tile_128x256;
-  square_tile.block_n = 128;
-  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, square_tile).schedule.swizzle, 11u);
-  // Fewer SMs, fewer resident units: an H100 PCIe's 114, sqrt(228) = 15.1.
-  EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), DeviceFacts::h100_pcie_model(), tile_128x256).schedule.swizzle, 15u);
+  // Fewer SMs, other bands: an H20's 78 units of 128 x 256.
+  EXPECT_EQ(plan_gemm(dense(4096, 7168, 16384), DeviceFacts::h20_model(), wide).schedule.swizzle, 12u);
+  // Short K: a band sweeps its rows of A along N from L2, and the whole height reads B once.
+  GemmConfig turns = wide;
+  turns.block_n = 128;
+  turns.pingpong = 1;
+  EXPECT_EQ(plan_gemm(dense(4096, 24576, 1536), h200, turns).schedule.swizzle, 32u);
+  // Where 8 already reads each operand about once (128x176 on 4096x2112x7168: B's 2112 columns fit
+  // beside the rows a wave streams), 8 stays.
+  GemmConfig w176 = wide;
+  w176.block_n = 176;
+  EXPECT_EQ(plan_gemm(dense(4096, 2112, 7168), h200, w176).schedule.swizzle, 8u);
   // Operands that fit in L2 (2 x 4096 x 2048 x 2 B = 32 MiB of the H200's 60): the default.
-  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, tile_128x256).schedule.swizzle, 8u);
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).schedule.swizzle, 8u);
   // One wave (32 x 2 = 64 units on 132 SMs), however large K: the default.
-  EXPECT_EQ(plan_gemm(dense(4096, 512, 65536), h200, tile_128x256).schedule.swizzle, 8u);
-  // A grid no taller than the band walks its units the same either way: the default.
-  EXPECT_EQ(plan_gemm(dense(128, 65536, 8192), h200, tile_128x256).schedule.swizzle, 8u);
-  // Split-K: the default.
-  GemmConfig split = tile_128x256;
+  EXPECT_EQ(plan_gemm(dense(4096, 512, 65536), h200, wide).schedule.swizzle, 8u);
+  // Split-K, and batches: the default.
+  GemmConfig split = wide;
   split.k_splits = 2;
   EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, split).schedule.swizzle, 8u);
+  EXPECT_EQ(plan_gemm(dense_desc(8192, 8192, 8192, 2, DType::kBF16, false), h200, wide).schedule.swizzle, 8u);
   // The caller's band stands.
-  GemmConfig given = tile_128x256;
+  GemmConfig given = wide;
   given.swizzle = 4;
   EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, given).schedule.swizzle, 4u);
   // And the plan says so where it is not the default.
-  EXPECT_NE(plan_gemm(dense(8192, 8192, 8192), h200, tile_128x256).describe().find(" band 16 "), std::string::npos);
-  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, tile_128x256).describe().find(" band "), std::string::npos);
+  EXPECT_NE(p8192.describe().find(" band 16 "), std::string::npos);
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).describe().find(" band "), std::string::npos);
 }
 
 TEST(GemmPlanner, OverridesAreHonoured) {

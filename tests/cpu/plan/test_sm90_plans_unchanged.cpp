@@ -27,8 +27,8 @@
 // bench/results/2026-12-04-h200-gpc-units.md); then when a one-wave pick of one tile a CTA where
 // HBM binds gave way to its tied half-width tile: 128x32768x512 in 128x128 tiles (the sweeps'
 // best; the same page, runs G and H). Then when plans whose operands overflow L2 took the band
-// height that makes each wave read the fewest operand rows (band_height): the five rows of more
-// than one wave here, tiles and clusters unchanged (bench/results/2026-12-04-h200-last-wave.md).
+// height whose walk reads the fewest operand bytes from HBM in l2_reuse.hpp's model (band_height):
+// four rows here, tiles and clusters unchanged (bench/results/2026-12-04-h200-last-wave.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,9 +60,9 @@ GemmDesc masked(uint32_t groups, uint32_t m) { return mgrouped_masked_desc(m, 71
 const std::vector<Recorded>& recorded() {
   static const std::vector<Recorded> r = {
       {"8192^3", dense(8192, 8192, 8192), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1329.1},
-      {"4096x2112x7168", dense(4096, 2112, 7168), "128x176x64 stages 5 cluster 1x1 mc AB clusters 132 band 13", 173.0},
+      {"4096x2112x7168", dense(4096, 2112, 7168), "128x176x64 stages 5 cluster 1x1 mc AB clusters 132", 173.0},
       {"4096x576x7168", dense(4096, 576, 7168), "128x144x64 stages 6 cluster 1x1 mc AB clusters 128", 53.1},
-      {"4096x24576x1536", dense(4096, 24576, 1536), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong band 11", 488.6},
+      {"4096x24576x1536", dense(4096, 24576, 1536), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong band 32", 488.6},
       {"4096x32768x512", dense(4096, 32768, 512), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong", 221.1},
       {"4096x7168x16384", dense(4096, 7168, 16384), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1163.3},
       {"4096x4096x7168", dense(4096, 4096, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 291.1},
