@@ -33,7 +33,7 @@ struct Options {
   int calls_per_run = 1;  // --calls-per-run: back-to-back calls between a timed run's events
   std::string json_path, markdown_path;
   bool plan_only = false, show_plan = false;
-  double energy_s = 2.0;  // --suite mcast: seconds of the sustained loop per config (0: none)
+  double energy_s = 2.0;  // --suite mcast, --sustained: seconds of the sustained loop per config (0: none)
   bool ncu_pass = false;  // --ncu-pass: each config once for Nsight Compute (multicast_worth.hpp)
   bool sustained = false;  // --sustained: the --shape rows timed and metered as --suite mcast's
   double peak_tflops = 0, peak_tb_per_s = 0;  // 0: DeviceFacts
