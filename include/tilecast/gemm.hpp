@@ -47,7 +47,9 @@ struct GemmConfig {
   uint32_t cluster_m = 0, cluster_n = 0;  // CTAs along M x along N: 1x1, 2x1, 1x2, 4x1, 1x4, 2x2
   int multicast_a = -1;                   // 0 off, 1 on where the plan allows
   int multicast_b = -1;
-  uint32_t swizzle = 0;                   // unit-rows per L2 band
+  // Unit-rows per L2 band (0: the planner's: 8, or where the operands overflow L2 the band that
+  // reads least from HBM).
+  uint32_t swizzle = 0;
   uint32_t max_sms = 0;                   // leave the other SMs to other work (0: use all)
   // With clusters of 4, 12 of an H200's 132 SMs cannot hold a cluster. A companion launch of
   // smaller clusters behind the main one on the same stream takes them, sharing the work through

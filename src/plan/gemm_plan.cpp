@@ -940,8 +940,8 @@ void check_overrides(const GemmConfig& o) {
                                 std::pair{"companion", o.companion}})
     if (v < -1 || v > 1) fail(std::string(name) + " " + std::to_string(v) + " is not -1 (auto), 0 (off) or 1 (on)");
   if (o.swizzle > kMaxSwizzle)
-    fail("swizzle " + std::to_string(o.swizzle) + " is not in 1.." + std::to_string(kMaxSwizzle) + " (0: " +
-         std::to_string(kDefaultSwizzle) + ")");
+    fail("swizzle " + std::to_string(o.swizzle) + " is not in 1.." + std::to_string(kMaxSwizzle) +
+         " (0: the planner's band)");
   if (o.k_splits > kMaxKSplits)
     fail("k_splits " + std::to_string(o.k_splits) + " is not in 0 (the planner's choice), 1 (off) or 2.." +
          std::to_string(kMaxKSplits));

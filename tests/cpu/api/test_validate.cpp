@@ -363,7 +363,7 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
       config([](GemmConfig& c) { c.cluster_m = 4, c.cluster_n = 4; }, "config: cluster 4x4 is not one of"),
       config([](GemmConfig& c) { c.multicast_a = 2; }, "config: multicast_a 2 is not -1 (auto), 0 (off) or 1 (on)"),
       config([](GemmConfig& c) { c.multicast_b = -2; }, "config: multicast_b -2 is not -1 (auto), 0 (off) or 1 (on)"),
-      config([](GemmConfig& c) { c.swizzle = 65; }, "config: swizzle 65 is not in 1..64 (0: 8)"),
+      config([](GemmConfig& c) { c.swizzle = 65; }, "config: swizzle 65 is not in 1..64 (0: the planner's band)"),
       config([](GemmConfig& c) { c.max_sms = 3, c.cluster_m = 2, c.cluster_n = 2; },
              "config: max_sms 3 cannot hold one cluster of 4"),
       config([](GemmConfig& c) { c.companion = 2; }, "config: companion 2 is not -1 (auto), 0 (off) or 1 (on)"),
