@@ -380,6 +380,28 @@ TileConfig schedule_of(const GemmKernelSpec& k, const GemmConfig& o) {
   return t;
 }
 
+uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
+  return o.max_sms ? std::min(o.max_sms, f.num_sms) : f.num_sms;
+}
+
+// Bytes through HBM if each operand and the output moved once: per group its rows of A, its B
+// (where it has rows) and its rows of D (read too, with C).
+// A's and B's bytes, each read once.
+double operand_bytes(const GemmProblem& p) {
+  double a = 0, b = 0;
+  for (const GroupSize& g : group_sizes(p)) {
+    a += static_cast<double>(g.rows) * g.k;
+    if (g.rows) b += static_cast<double>(p.n) * g.k;
+  }
+  return (a + b) * 2;
+}
+
+double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
+  double d = 0;
+  for (const GroupSize& g : group_sizes(p)) d += static_cast<double>(g.rows) * p.n;
+  return operand_bytes(p) + d * dtype_bytes(out) * (has_c ? 2 : 1);
+}
+
 // The band height (unit-rows) of a plan whose operands do not fit in L2: the one whose walk reads
 // the fewest operand bytes from HBM in the LRU model of l2_reuse.hpp. A wave of G resident units
 // walks K together, so what it reads stays in L2 only while the wave's rows and columns over all of
@@ -395,9 +417,8 @@ TileConfig schedule_of(const GemmKernelSpec& k, const GemmConfig& o) {
 constexpr double kBandMinSaving = 0.05;
 uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f) {
   const GemmProblem p = plan.kernel_problem();
-  const double operand_bytes = (static_cast<double>(p.m) + p.n) * p.k * 2;
   if (p.type != GemmType::kNormal || plan.k_splits > 1 || plan.companion ||
-      operand_bytes <= static_cast<double>(f.l2_bytes))
+      operand_bytes(p) <= static_cast<double>(f.l2_bytes))
     return kDefaultSwizzle;
   const TileConfig& t = plan.schedule;
   const uint32_t units_m = ceil_div(ceil_div(p.m, t.block_m), t.unit_tiles_m());
@@ -428,28 +449,6 @@ uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f) {
     }
   }
   return best_bytes < at_default * (1 - kBandMinSaving) ? best : kDefaultSwizzle;
-}
-
-uint32_t sm_budget(const DeviceFacts& f, const GemmConfig& o) {
-  return o.max_sms ? std::min(o.max_sms, f.num_sms) : f.num_sms;
-}
-
-// Bytes through HBM if each operand and the output moved once: per group its rows of A, its B
-// (where it has rows) and its rows of D (read too, with C).
-// A's and B's bytes, each read once.
-double operand_bytes(const GemmProblem& p) {
-  double a = 0, b = 0;
-  for (const GroupSize& g : group_sizes(p)) {
-    a += static_cast<double>(g.rows) * g.k;
-    if (g.rows) b += static_cast<double>(p.n) * g.k;
-  }
-  return (a + b) * 2;
-}
-
-double hbm_bytes(const GemmProblem& p, DType out, bool has_c) {
-  double d = 0;
-  for (const GroupSize& g : group_sizes(p)) d += static_cast<double>(g.rows) * p.n;
-  return operand_bytes(p) + d * dtype_bytes(out) * (has_c ? 2 : 1);
 }
 
 // The problem the kernel walks: with swapped operands N runs along the tiles' rows.
