@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The planner's band height (gemm_plan.cpp band_height) against the old fixed band of 8, on the GPU
+# The planner's band height (src/plan/band_height.cpp) against the old fixed band of 8, on the GPU
 # machine, on the rows whose band it moves: alternating processes (auto, then --config swizzle=8),
 # each the flushed median and a sustained loop at the power cap (NVML joules per GEMM) beside
 # cuBLASLt (`tilecast-bench --sustained`), then Nsight Compute's HBM bytes of one call of each side.

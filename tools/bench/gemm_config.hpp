@@ -17,7 +17,7 @@ std::vector<GemmConfig> cluster_compare_configs(const GemmConfig& base);
 
 // --split-compare: the planner's choice, then split-K off and forced to each of kSplitCompare
 // (the rest of `base` kept), so that one run measures what each split buys and calibrates the
-// planner's split-K costs (src/plan/gemm_plan.cpp).
+// planner's split-K costs (src/plan/plan_cost.cpp).
 inline constexpr uint32_t kSplitCompare[] = {2, 3, 4, 8, 16};
 std::vector<GemmConfig> split_compare_configs(const GemmConfig& base);
 

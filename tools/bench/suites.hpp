@@ -40,7 +40,7 @@ struct BenchProblem {
   // through its op flags.
   GemmLayout layout = GemmLayout::kNT;
   // Each stored row of A and B starts on a multiple of this many bytes (--row-bytes): 16, the
-  // least TMA takes, or up to 128, a whole L2 line (a row off a line reads two: gemm_plan.cpp).
+  // least TMA takes, or up to 128, a whole L2 line (a row off a line reads two: src/plan/plan_cost.cpp).
   uint32_t row_bytes = kLeastRowBytes;
   // The host suite: its rows time the enqueue of one call (host microseconds per call, cached
   // plan and kernel, no GPU time), tilecast::gemm against cublasLtMatmul on the same buffers.

@@ -57,7 +57,7 @@ GemmConfig forcing(const plan::GemmPlan& p, const GemmConfig& base) {
   c.pingpong = k.pingpong ? 1 : 0;            // explicit both ways: the config names its kernel
   // Explicit both ways: the slices summed across a cluster, or by the reduce kernel.
   if (p.k_splits > 1) c.cluster_reduce = k.k_cluster > 1 ? 1 : 0;
-  // Explicit: the planner picks a band for the plan it chooses only (gemm_plan.cpp band_height), so
+  // Explicit: the planner picks a band for the plan it chooses only (src/plan/band_height.cpp), so
   // a candidate ranked behind it carries the default band, and forced alone it would be chosen and
   // get its own.
   c.swizzle = p.schedule.swizzle;

@@ -100,7 +100,7 @@ struct CostEstimate {
   // transposed after the main loop. 0 for unswapped plans.
   double swapped_store_us = 0;
   // The companion launch: what claiming units from the counter costs beyond the static kernel
-  // (gemm_plan.cpp, kDynamicUnitsUs). 0 without a companion.
+  // (plan_cost.cpp, kDynamicUnitsUs). 0 without a companion.
   double dynamic_units_us = 0;
   double total_us = 0;
   double waves = 0;    // units per cluster of the launch(es)
@@ -160,10 +160,10 @@ struct GemmPlan {
 // Throws tilecast::Error naming the field and its valid range when an override is out of range.
 void check_overrides(const GemmConfig& overrides);
 
-// Every plan the cost model weighed for facts.arch's spec, cheapest first (ties within 5%: fewer
-// split-K slices, the smaller cluster on SM90 (k-grouped: 2x1 first) and the larger on SM100, the
-// smaller MMA makespan, then the wider tile). Fields of `overrides` that are set are taken as
-// given; an impossible override throws tilecast::Error.
+// Every plan the cost model weighed for facts.arch's spec, cheapest first, the plans within 5% of
+// the cheapest in the tie order that src/plan/gemm_plan.cpp states (one launch, fewer split-K
+// slices, the smaller cluster on SM90 and the larger on SM100, ...). Fields of `overrides` that
+// are set are taken as given; an impossible override throws tilecast::Error.
 std::vector<GemmPlan> rank_plans(const GemmDesc& desc, const DeviceFacts& facts, const GemmConfig& overrides = {});
 
 // The first of rank_plans.

@@ -1,5 +1,5 @@
 // What a static persistent launch reads of its operands from HBM, by an LRU model of L2: the
-// planner's band height (gemm_plan.cpp band_height) takes the band that reads least.
+// planner's band height (src/plan/band_height.cpp) takes the band that reads least.
 //
 // The launch's resident units walk their units in waves (unit c of wave w is wG + c) and the units
 // of a wave walk K together, so the model touches, for each wave and each of kL2ReuseChunks slices

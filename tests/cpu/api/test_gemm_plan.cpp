@@ -652,7 +652,7 @@ TEST(GemmPlanner, RowAlignmentIsTheLargestPowerOfTwoUpToALine) {
 }
 
 TEST(GemmPlanner, TileWidthsFollowTheMeasuredOrderings) {
-  // Each pair measured on the H200 (see the cost terms in gemm_plan.cpp): the chosen width ran faster.
+  // Each pair measured on the H200 (see the cost terms in plan_cost.cpp): the chosen width ran faster.
   struct Case {
     uint32_t m, n, k, block_n;
   };
@@ -711,7 +711,7 @@ TEST(GemmPlanner, RankedPlansAreSortedAndTheFirstIsTheChoice) {
   EXPECT_NE(table.find("more)"), std::string::npos) << table;
 }
 
-// The unit order's band height (gemm_plan.cpp band_height): where the operands overflow L2 and
+// The unit order's band height (band_height.cpp): where the operands overflow L2 and
 // the grid holds more than one wave, the band whose walk reads the fewest operand bytes from HBM
 // in l2_reuse.hpp's model, if it reads 5% less than the default 8's; elsewhere 8.
 TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {

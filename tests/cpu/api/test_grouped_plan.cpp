@@ -203,7 +203,7 @@ TEST(GroupedPlanner, MaskedPlanFollowsTheExpectedRows) {
 TEST(GroupedPlanner, KGroupedHbmTermCountsEachGroupsOwnColumns) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
   // 4 groups over K = 16384: A and B once (K columns in all, not per group), at the rate operand
-  // reads reach (70% of the copy rate, gemm_plan.cpp); D per group in FP32, read and written when
+  // reads reach (70% of the copy rate, plan_cost.cpp); D per group in FP32, read and written when
   // accumulating, at the copy rate.
   const GemmPlan p = plan_gemm(kgrouped_desc(4096, 7168, 16384, 4, DType::kFP32, true), h200);
   const double operands = (4096.0 + 7168.0) * 16384 * 2, d = 4.0 * 4096 * 7168 * 4 * 2;

@@ -384,7 +384,7 @@ TEST(SplitKPlan, TiesGoToOneLaunchBeforeTheReduceKernel) {
 
 // Rows the planner ranked wrong before operand reads were charged at the rate they reach, HBM's
 // time and the on-chip bound combined as a p-norm, and A's rows charged as the box holds them
-// (gemm_plan.cpp), with configs the H200 ran for each (us, median, cuBLAS in the same loop;
+// (plan_cost.cpp), with configs the H200 ran for each (us, median, cuBLAS in the same loop;
 // bench/results/2026-12-02-h200-operand-stream.md, 2026-12-02-h200-box-rows.md, run H of
 // 2026-12-03-h200-last-box-sweep.md). The pick must be one of them, within 5% of the fastest.
 TEST(SplitKPlan, MemoryBoundRowsPickWithinFivePercentOfTheMeasuredBest) {

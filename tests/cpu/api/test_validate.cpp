@@ -130,7 +130,7 @@ TEST(GemmValidation, GoodArgumentsGiveTheShape) {
 }
 
 TEST(GemmValidation, TheDescSaysWhereTheOperandRowsStart) {
-  // The cost model charges rows that start off a 128-byte line two L2 lines (gemm_plan.cpp).
+  // The cost model charges rows that start off a 128-byte line two L2 lines (plan_cost.cpp).
   CallArgs x = dense_call();  // rows of 512 BF16 = 1024 bytes at 1 MiB-aligned bases
   plan::GemmDesc s = validate_call(x, fake_device);
   EXPECT_EQ(s.a_row_alignment, 128u);

@@ -86,7 +86,7 @@ TEST(BenchSweep, ThePickComesFirstThenTheCheapestPredicted) {
 }
 
 // A plan's key without its band: the planner gives the plan it chooses a band of its own
-// (gemm_plan.cpp band_height) and the others it ranks the default, so a candidate that one of the
+// (src/plan/band_height.cpp) and the others it ranks the default, so a candidate that one of the
 // sweep's rankings chooses may carry another band than in the planner's own ranking.
 std::set<std::string> candidates_of(const std::vector<plan::GemmPlan>& plans) {
   std::set<std::string> keys;

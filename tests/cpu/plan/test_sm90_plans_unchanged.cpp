@@ -2,7 +2,7 @@
 // exactly, its estimate within a rounding of the derived rates) until a change of the cost model
 // means to move them. First recorded before device facts were derived from the device's
 // attributes and before the architecture became a spec; re-recorded when the L2 term became SM
-// ingress (no multicast credit) and L2 lines (gemm_plan.cpp): clusters of 2 became 1x1 where the
+// ingress (no multicast credit) and L2 lines (plan_cost.cpp): clusters of 2 became 1x1 where the
 // measured times tie (bench/results/2026-12-01-h200-multicast.md, the sweep), masked 6x1024 the
 // 1x1 that ran 10% faster than the 2x1 recorded before, and three small-M rows other tiles
 // (with ties widened to 5%: kTieFraction); then when ties went to the smaller MMA makespan before
@@ -14,7 +14,7 @@
 // slices summed in the cluster (12.9-13.0 us against 14.5-14.7 in 12 slices and the reduce kernel;
 // bench/results/2026-12-02-h200-decode-splits.md); then when operand reads were charged at the
 // rate they reach (70% of a copy's), HBM's time and the on-chip bound were combined as a p-norm and
-// the one-warpgroup charge became a bound beside shared memory's (gemm_plan.cpp): 128x2112x7168
+// the one-warpgroup charge became a bound beside shared memory's (plan_cost.cpp): 128x2112x7168
 // summed in the cluster (22.2-22.6 us, the old plan 22.0-22.4), 128x576x7168 in 64x96 tiles
 // (13.3 against 13.6), 128x4096x7168 in 2 slices summed in the cluster (29.7-29.9 against
 // 31.2-31.6), masked 32x20 in 64x176 tiles (the masked suite's rows within 5% of their sweep's

@@ -162,7 +162,7 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
   c.block_k = Cfg::kBlockK;
   c.cluster = Cfg::kCluster;
   c.k_cluster = Cfg::kKCluster;
-  // A static kernel's unit is its cluster (only a companion pair claims larger units, gemm_plan.cpp's
+  // A static kernel's unit is its cluster (only a companion pair claims larger units, plan_cost.cpp's
   // companion_launch): a constant, so that the scheduler divides by the cluster's sides, not by
   // parameters. Measured on the H200 (bench/results/2026-12-04-h200-producer-prologue.md): the
   // first load 90-380 cycles earlier, the time unchanged (26 rows, geomean 0.999).

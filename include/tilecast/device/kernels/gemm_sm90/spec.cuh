@@ -130,7 +130,7 @@ TC_HOST_DEVICE constexpr bool is_wgmma_swap_width(uint32_t n) {
 }
 
 // The swapped kernel's tile rows: two consumer warpgroups over 128 of the problem's N, the
-// wgmma's M side, fed at full rate (one warpgroup runs at about half: gemm_plan.cpp).
+// wgmma's M side, fed at full rate (one warpgroup runs at about half: plan_cost.cpp).
 inline constexpr uint32_t kSwapBlockM = 128;
 // The widest swapped tile: the problem's M is at most this (the widest of kWgmmaSwapWidths).
 inline constexpr uint32_t kSwapMaxM = 64;

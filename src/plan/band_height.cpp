@@ -1,0 +1,63 @@
+// The band height (unit-rows) of a plan whose operands do not fit in L2: the one whose walk reads
+// the fewest operand bytes from HBM in the LRU model of l2_reuse.hpp. A wave of G resident units
+// walks K together, so what it reads stays in L2 only while the wave's rows and columns over all of
+// K fit there: past that each wave reads its own again, and a band h units tall, holding the wave
+// as h x G/h units, reads fewest at h = sqrt(G x unit columns / unit rows); where K is short, a band
+// sweeps its rows of A along N from L2, and a taller band reads B fewer times. Candidates: the
+// powers of two up to the grid's height, that square root and the whole height; kDefaultSwizzle
+// unless one reads kBandMinSaving less. Measured on the H200
+// (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3 with 128x256 tiles on 132 SMs (16:
+// 1.20 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
+// 1.2% less time and 1.5-3% less energy than at 8. Dense unsplit static plans of more than one wave
+// only; elsewhere kDefaultSwizzle.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "planner.hpp"
+#include "tilecast/plan/l2_reuse.hpp"
+
+namespace tilecast::plan {
+namespace {
+// The share of kDefaultSwizzle's HBM bytes another band must save to be taken.
+constexpr double kBandMinSaving = 0.05;
+
+}  // namespace
+
+uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f) {
+  const GemmProblem p = plan.kernel_problem();
+  if (p.type != GemmType::kNormal || plan.k_splits > 1 || plan.companion ||
+      operand_bytes(p) <= static_cast<double>(f.l2_bytes))
+    return kDefaultSwizzle;
+  const TileConfig& t = plan.schedule;
+  const uint32_t units_m = ceil_div(ceil_div(p.m, t.block_m), t.unit_tiles_m());
+  const uint32_t units_n = ceil_div(ceil_div(p.n, t.block_n), t.unit_tiles_n());
+  const uint32_t resident_units = plan.main.clusters;
+  if (static_cast<uint64_t>(units_m) * units_n <= resident_units) return kDefaultSwizzle;  // one wave
+  const auto hbm_bytes_at = [&](uint32_t band) {
+    TileConfig banded = t;
+    banded.swizzle = band;
+    return operand_hbm_bytes(p, banded, resident_units, f.l2_bytes);
+  };
+  const uint32_t tallest = std::min(units_m, kMaxSwizzle);
+  const double unit_rows = static_cast<double>(t.unit_tiles_m()) * t.block_m;
+  const double unit_cols = static_cast<double>(t.unit_tiles_n()) * t.block_n;
+  std::vector<uint32_t> bands{tallest, static_cast<uint32_t>(std::lround(std::sqrt(resident_units * unit_cols / unit_rows)))};
+  for (uint32_t h = 1; h < tallest; h *= 2) bands.push_back(h);
+  const double at_default = hbm_bytes_at(kDefaultSwizzle);
+  uint32_t best = kDefaultSwizzle;
+  double best_bytes = at_default;
+  for (uint32_t h : bands) {
+    h = std::clamp<uint32_t>(h, 1, tallest);
+    // A band at least as tall as the grid walks it as any other such band does.
+    if (std::min(h, units_m) == std::min(kDefaultSwizzle, units_m)) continue;
+    const double bytes = hbm_bytes_at(h);
+    if (bytes < best_bytes) {
+      best = h;
+      best_bytes = bytes;
+    }
+  }
+  return best_bytes < at_default * (1 - kBandMinSaving) ? best : kDefaultSwizzle;
+}
+
+}  // namespace tilecast::plan
