@@ -198,5 +198,53 @@ TEST(PlanCases, SwizzleVisitsEveryUnitOnce) {
   }
 }
 
+// Every band the planner may pick (1 to 64 unit-rows, src/plan/band_height.cpp: powers of two,
+// square roots such as 11, 13 or 22, the whole grid), on grids of 1-24 x 1-9 tiles, for every
+// cluster and the companion's 2x2 units: the walk visits every tile of a grid once, tiles past its
+// edge are never valid, and seek() ends with the last unit.
+TEST(PlanCases, EveryBandHeightVisitsEveryTileOnce) {
+  struct Unit {
+    ClusterShape cluster;
+    uint32_t unit_m, unit_n;  // 0: the cluster
+  };
+  const Unit units[] = {{{1, 1}, 0, 0}, {{2, 1}, 0, 0}, {{1, 2}, 0, 0}, {{4, 1}, 0, 0},
+                        {{1, 4}, 0, 0}, {{2, 2}, 0, 0}, {{2, 1}, 2, 2}, {{1, 2}, 2, 2}};
+  for (const Unit& u : units)
+    for (uint32_t m_blocks = 1; m_blocks <= 24; ++m_blocks)
+      for (uint32_t n_blocks = 1; n_blocks <= 9; ++n_blocks) {
+        GemmProblem p;
+        p.m = m_blocks * 64 - 3;  // the last row block partial
+        p.n = n_blocks * 64;
+        p.k = 64;
+        for (uint32_t band = 1; band <= 64; ++band) {
+          TileConfig c = config(u.cluster.m, u.cluster.n);
+          c.block_m = c.block_n = 64;
+          c.unit_m = u.unit_m;
+          c.unit_n = u.unit_n;
+          c.swizzle = band;
+          std::vector<int> seen(m_blocks * n_blocks, 0);
+          const uint32_t unit_count = ceil_div(m_blocks, c.unit_tiles_m()) * ceil_div(n_blocks, c.unit_tiles_n());
+          for (uint32_t r = 0; r < c.cluster.size(); ++r) {
+            TileScheduler s(p, c, r);
+            for (uint32_t unit = 0; unit < unit_count; ++unit) {
+              ASSERT_TRUE(s.seek(unit)) << "unit " << unit;
+              for (uint32_t step = 0; step < c.steps_per_unit(); ++step) {
+                const TileWork w = s.work(step);
+                if (!w.valid) continue;
+                ASSERT_LT(w.m_block, m_blocks);
+                ASSERT_LT(w.n_block, n_blocks);
+                ++seen[w.m_block * n_blocks + w.n_block];
+              }
+            }
+            EXPECT_FALSE(s.seek(unit_count));
+          }
+          for (uint32_t t = 0; t < seen.size(); ++t)
+            ASSERT_EQ(seen[t], 1) << "tile " << t / n_blocks << "," << t % n_blocks << " of " << m_blocks << "x"
+                                  << n_blocks << ", cluster " << u.cluster.m << "x" << u.cluster.n << ", unit "
+                                  << c.unit_tiles_m() << "x" << c.unit_tiles_n() << ", band " << band;
+        }
+      }
+}
+
 }  // namespace
 }  // namespace tilecast
