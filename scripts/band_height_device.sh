@@ -7,7 +7,10 @@
 #   OUT=dir scripts/band_height_device.sh [ROUNDS]     (after a build of tilecast-bench)
 #
 # Writes $OUT/band/{e_<side>_<shape>_<round>.{txt,json},ncu_<side>_<shape>.csv} and prints each
-# process's rows and the ncu counts. TC_BAND_SHAPES overrides the shapes (space-separated m,n,k).
+# process's rows and the ncu counts. TC_BAND_SHAPES overrides the shapes (space-separated m,n,k);
+# TC_BAND_SIDES the sides, space-separated label:config (default "new: old:swizzle=8"; e.g.
+# "b16: c2x1:cluster=2x1 c2x1b16:cluster=2x1,swizzle=16" asks whether B's multicast pays on top of
+# the band at the cap).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
@@ -15,23 +18,27 @@ out=${OUT:?set OUT}/band
 mkdir -p "$out"
 bench=build/tools/bench/tilecast-bench
 shapes=${TC_BAND_SHAPES:-"4096,7168,16384 4096,4096,7168 4096,2112,7168 4096,24576,1536 4096,4096,4096 16384,16384,16384 8192,8192,8192 4097,4097,4097"}
-side_config() { [ "$1" = old ] && echo "--config swizzle=8"; }
+sides=${TC_BAND_SIDES:-"new: old:swizzle=8"}
+# The --config words of side `label:config` (none for an empty config: the planner's own plan).
+side_config() { local config=${1#*:}; [ -n "$config" ] && echo "--config $config"; }
 for round in $(seq 1 "$rounds"); do
   for s in $shapes; do
-    for side in new old; do
+    for entry in $sides; do
+      side=${entry%%:*}
       # shellcheck disable=SC2046
-      "$bench" --sustained --shape "$s" $(side_config $side) --energy-s 2 --warmup 5 --iters 20 \
+      "$bench" --sustained --shape "$s" $(side_config "$entry") --energy-s 2 --warmup 5 --iters 20 \
         --json "$out/e_${side}_${s}_$round.json" >"$out/e_${side}_${s}_$round.txt" 2>&1
       echo "$side $s round $round: $(grep -h '^[0-9]*x[0-9]*x[0-9]* ' "$out/e_${side}_${s}_$round.txt" | tr -s ' ' | tr '\n' '#')"
     done
   done
 done
 for s in $shapes; do
-  for side in new old; do
+  for entry in $sides; do
+    side=${entry%%:*}
     # shellcheck disable=SC2046
     timeout 120 "${TC_NCU:-ncu}" --nvtx --nvtx-include "tilecast_mcast_profile/" --replay-mode kernel --cache-control all \
       --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum --csv --page raw \
-      "$bench" --ncu-pass --shape "$s" $(side_config $side) --flush-mb 0 >"$out/ncu_${side}_$s.csv" 2>"$out/ncu_${side}_$s.err"
+      "$bench" --ncu-pass --shape "$s" $(side_config "$entry") --flush-mb 0 >"$out/ncu_${side}_$s.csv" 2>"$out/ncu_${side}_$s.err"
   done
 done
 python3 - "$out" <<'PY'
