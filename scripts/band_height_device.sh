@@ -10,7 +10,10 @@
 # process's rows and the ncu counts. TC_BAND_SHAPES overrides the shapes (space-separated m,n,k);
 # TC_BAND_SIDES the sides, space-separated label:config (default "new: old:swizzle=8"; e.g.
 # "b16: c2x1:cluster=2x1 c2x1b16:cluster=2x1,swizzle=16" asks whether B's multicast pays on top of
-# the band at the cap).
+# the band at the cap). TC_BAND_SUITES (default "mgrouped masked kgrouped"; "" for none) adds
+# grouped suites, whose bands are the model's alone so far: per side and round the suite's flushed
+# medians (--sustained takes dense --shape rows only), then ncu's HBM bytes of each of our kernels
+# in one pass of the suite (s_<side>_<suite>_<round>.{txt,json}, ncu_<side>_<suite>.csv).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
@@ -30,6 +33,29 @@ for round in $(seq 1 "$rounds"); do
         --json "$out/e_${side}_${s}_$round.json" >"$out/e_${side}_${s}_$round.txt" 2>&1
       echo "$side $s round $round: $(grep -h '^[0-9]*x[0-9]*x[0-9]* ' "$out/e_${side}_${s}_$round.txt" | tr -s ' ' | tr '\n' '#')"
     done
+  done
+done
+suites=${TC_BAND_SUITES-"mgrouped masked kgrouped"}
+for round in $(seq 1 "$rounds"); do
+  for s in $suites; do
+    for entry in $sides; do
+      side=${entry%%:*}
+      # shellcheck disable=SC2046
+      "$bench" --suite "$s" $(side_config "$entry") --warmup 5 --iters 20 --min-ms 250 \
+        --json "$out/s_${side}_${s}_$round.json" >"$out/s_${side}_${s}_$round.txt" 2>&1
+      echo "$side $s round $round:"
+      grep -h "^$s " "$out/s_${side}_${s}_$round.txt" | tr -s ' ' | cut -c1-160
+    done
+  done
+done
+for s in $suites; do
+  for entry in $sides; do
+    side=${entry%%:*}
+    # shellcheck disable=SC2046
+    timeout 300 "${TC_NCU:-ncu}" --kernel-name regex:gemm_sm90_kernel --replay-mode kernel --cache-control all \
+      --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum --csv --page raw \
+      "$bench" --suite "$s" $(side_config "$entry") --warmup 0 --iters 1 --flush-mb 0 \
+      >"$out/ncu_${side}_$s.csv" 2>"$out/ncu_${side}_$s.err"
   done
 done
 for s in $shapes; do

@@ -8,13 +8,17 @@
 // unless one reads kBandMinSaving less. Measured on the H200
 // (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3 with 128x256 tiles on 132 SMs (16:
 // 1.20 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
-// 1.2% less time and 1.5-3% less energy than at 8. Dense unsplit static plans of more than one wave
-// only; elsewhere kDefaultSwizzle.
+// 1.2% less time and 1.5-3% less energy than at 8. Unsplit static plans of more than one wave, of
+// every GEMM type: a grouped or batched problem walks its groups' grids one after another, played on
+// the planner's surrogate of its group data (grouped_surrogate.hpp), and a band is a band of each
+// group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are the model's alone: the
+// H200 measured dense ones only.)
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "planner.hpp"
+#include "tilecast/plan/grouped_surrogate.hpp"
 #include "tilecast/plan/l2_reuse.hpp"
 
 namespace tilecast::plan {
@@ -24,16 +28,20 @@ constexpr double kBandMinSaving = 0.05;
 
 }  // namespace
 
-uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f) {
-  const GemmProblem p = plan.kernel_problem();
-  if (p.type != GemmType::kNormal || plan.k_splits > 1 || plan.companion ||
-      operand_bytes(p) <= static_cast<double>(f.l2_bytes))
+uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const DeviceFacts& f) {
+  const GemmProblem p = swapped_if(played, plan.main.kernel.swap_ab);
+  if (plan.k_splits > 1 || plan.companion || operand_bytes(p) <= static_cast<double>(f.l2_bytes))
     return kDefaultSwizzle;
   const TileConfig& t = plan.schedule;
-  const uint32_t units_m = ceil_div(ceil_div(p.m, t.block_m), t.unit_tiles_m());
-  const uint32_t units_n = ceil_div(ceil_div(p.n, t.block_n), t.unit_tiles_n());
   const uint32_t resident_units = plan.main.clusters;
-  if (static_cast<uint64_t>(units_m) * units_n <= resident_units) return kDefaultSwizzle;  // one wave
+  if (max_units(p, t) <= resident_units) return kDefaultSwizzle;  // one wave
+  // The tallest grid, in units: the problem's, or with a grid per group the group's.
+  uint64_t rows = p.m;
+  if (has_group_grids(p)) {
+    rows = 0;
+    for (const GroupSize& g : group_sizes(p)) rows = std::max(rows, g.rows);
+  }
+  const uint32_t units_m = ceil_div(ceil_div(static_cast<uint32_t>(rows), t.block_m), t.unit_tiles_m());
   const auto hbm_bytes_at = [&](uint32_t band) {
     TileConfig banded = t;
     banded.swizzle = band;

@@ -452,7 +452,7 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   }
   // The chosen plan's band (the order of units moves no term of the ranking; the alternatives keep
   // kDefaultSwizzle, and each becomes a chosen plan of its own when a caller forces its tile).
-  if (o.swizzle == 0) out.front().schedule.swizzle = band_height(out.front(), f);
+  if (o.swizzle == 0) out.front().schedule.swizzle = band_height(out.front(), played, f);
   return out;
 }
 

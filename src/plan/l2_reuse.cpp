@@ -1,6 +1,7 @@
 #include "tilecast/plan/l2_reuse.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <list>
 #include <stdexcept>
 #include <unordered_map>
@@ -9,13 +10,35 @@
 namespace tilecast::plan {
 namespace {
 
+constexpr uint64_t kBf16Bytes = 2;
+
+// A block of an operand in L2: a unit's rows of A or columns of B, in one group, over one slice
+// of K.
+struct BlockKey {
+  uint64_t group_and_unit;  // the group in the high half, the unit-row or unit-column in the low
+  uint32_t operand_and_slice;
+  bool operator==(const BlockKey&) const = default;
+};
+struct BlockKeyHash {
+  size_t operator()(const BlockKey& k) const {
+    return std::hash<uint64_t>{}(k.group_and_unit * 0x9e3779b97f4a7c15ull ^ k.operand_and_slice);
+  }
+};
+
+// One unit of the walk: its group, its place in the group's grid (in units), the rows of A and
+// columns of B it reads, and its group's K.
+struct WalkedUnit {
+  uint32_t group, row, col, k;
+  uint64_t rows, cols;
+};
+
 // L2 as an LRU cache of operand blocks (a unit's rows of A or columns of B over one slice of K).
 class LruBytes {
  public:
   explicit LruBytes(uint64_t capacity) : capacity_(capacity) {}
 
   // Touches block `key` of `bytes`; counts them as read from HBM where the block is not held.
-  void touch(uint64_t key, uint64_t bytes) {
+  void touch(const BlockKey& key, uint64_t bytes) {
     if (const auto it = where_.find(key); it != where_.end()) {
       order_.splice(order_.begin(), order_, it->second.first);
       return;
@@ -37,45 +60,48 @@ class LruBytes {
  private:
   uint64_t capacity_;
   uint64_t held_ = 0, missed_ = 0;
-  std::list<uint64_t> order_;  // most recent first
-  std::unordered_map<uint64_t, std::pair<std::list<uint64_t>::iterator, uint64_t>> where_;
+  std::list<BlockKey> order_;  // most recent first
+  std::unordered_map<BlockKey, std::pair<std::list<BlockKey>::iterator, uint64_t>, BlockKeyHash> where_;
 };
-
-constexpr uint64_t kBf16Bytes = 2;
 
 }  // namespace
 
 double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule, uint32_t resident_units,
                          uint64_t l2_bytes) {
-  if (problem.type != GemmType::kNormal || problem.k_splits != 1)
-    throw std::invalid_argument("operand_hbm_bytes models dense unsplit walks only");
+  if (problem.k_splits != 1) throw std::invalid_argument("operand_hbm_bytes models unsplit walks only");
+  const bool reads_group_data = problem.type == GemmType::kMGroupedContiguous ||
+                                problem.type == GemmType::kMGroupedMasked ||
+                                problem.type == GemmType::kKGroupedContiguous;
+  if (reads_group_data && problem.group_data == nullptr)
+    throw std::invalid_argument("operand_hbm_bytes walks a grouped problem by its group data: give host-side data");
   if (resident_units == 0) throw std::invalid_argument("operand_hbm_bytes needs at least one resident unit");
   const uint32_t unit_rows = schedule.unit_tiles_m() * schedule.block_m;
   const uint32_t unit_cols = schedule.unit_tiles_n() * schedule.block_n;
-  // Each unit's place in the grid, in units, as the device's scheduler walks them (rank 0 of a
-  // unit's first cluster sits at the unit's origin).
+  // Each unit as the device's scheduler walks them, grid after grid (rank 0 of a unit's first
+  // cluster sits at the unit's origin; with a row-index layout its tile names the expert).
   TileScheduler scheduler(problem, schedule, 0);
-  std::vector<std::pair<uint32_t, uint32_t>> units;
+  std::vector<WalkedUnit> units;
   for (uint32_t u = 0; scheduler.seek(u); ++u) {
     const TileWork w = scheduler.work_of(0, 0);
-    units.emplace_back(w.m_block / schedule.unit_tiles_m(), w.n_block / schedule.unit_tiles_n());
+    const GroupGrid& grid = scheduler.grid();
+    const uint32_t row = w.m_block / schedule.unit_tiles_m(), col = w.n_block / schedule.unit_tiles_n();
+    units.push_back({w.group, row, col, grid.k, std::min<uint64_t>(unit_rows, grid.rows - uint64_t{row} * unit_rows),
+                     std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols)});
   }
-  const uint32_t k_steps = ceil_div(problem.k, schedule.block_k);
-  const uint32_t chunk_steps = ceil_div(k_steps, kL2ReuseChunks);
-  const uint32_t chunks = ceil_div(k_steps, chunk_steps);
   LruBytes l2(l2_bytes);
   for (size_t first = 0; first < units.size(); first += resident_units) {
     const size_t end = std::min(units.size(), first + resident_units);
-    for (uint32_t c = 0; c < chunks; ++c) {
-      const uint64_t k_cols = std::min<uint64_t>(uint64_t{chunk_steps} * schedule.block_k,
-                                                 problem.k - uint64_t{c} * chunk_steps * schedule.block_k);
+    for (uint32_t c = 0; c < kL2ReuseChunks; ++c) {
       for (size_t i = first; i < end; ++i) {
-        const auto [row, col] = units[i];
-        const uint64_t rows = std::min<uint64_t>(unit_rows, problem.m - uint64_t{row} * unit_rows);
-        const uint64_t cols = std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols);
-        // Keys: operand in the top bit, the unit's row or column, the slice in the low byte.
-        l2.touch((uint64_t{row} << 8) | c, rows * k_cols * kBf16Bytes);
-        l2.touch((uint64_t{1} << 63) | (uint64_t{col} << 8) | c, cols * k_cols * kBf16Bytes);
+        const WalkedUnit& u = units[i];
+        // The unit's K in kL2ReuseChunks slices of whole k-steps (fewer where K has fewer steps).
+        const uint64_t slice =
+            uint64_t{ceil_div(ceil_div(u.k, schedule.block_k), kL2ReuseChunks)} * schedule.block_k;
+        if (uint64_t{c} * slice >= u.k) continue;
+        const uint64_t k_cols = std::min(slice, u.k - uint64_t{c} * slice);
+        const uint64_t group = uint64_t{u.group} << 32;
+        l2.touch({group | u.row, c}, u.rows * k_cols * kBf16Bytes);
+        l2.touch({group | u.col, (1u << 8) | c}, u.cols * k_cols * kBf16Bytes);
       }
     }
   }

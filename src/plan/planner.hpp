@@ -47,7 +47,8 @@ double operand_bytes(const GemmProblem& p);
 // The problem the kernel walks: with swapped operands N runs along the tiles' rows.
 GemmProblem swapped_if(const GemmProblem& p, bool swap);
 
-// The chosen plan's band height, in unit-rows (band_height.cpp says how it is chosen).
-uint32_t band_height(const GemmPlan& plan, const DeviceFacts& f);
+// The chosen plan's band height, in unit-rows (band_height.cpp says how it is chosen), played on
+// `played`: the plan's problem (unswapped), or for a grouped one its surrogate (grouped_surrogate.hpp).
+uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const DeviceFacts& f);
 
 }  // namespace tilecast::plan

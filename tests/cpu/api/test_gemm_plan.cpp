@@ -753,11 +753,23 @@ TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).schedule.swizzle, 8u);
   // One wave (32 x 2 = 64 units on 132 SMs), however large K: the default.
   EXPECT_EQ(plan_gemm(dense(4096, 512, 65536), h200, wide).schedule.swizzle, 8u);
-  // Split-K, and batches: the default.
+  // Split-K: the default.
   GemmConfig split = wide;
   split.k_splits = 2;
   EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, split).schedule.swizzle, 8u);
-  EXPECT_EQ(plan_gemm(dense_desc(8192, 8192, 8192, 2, DType::kBF16, false), h200, wide).schedule.swizzle, 8u);
+  // Batched and grouped problems walk each group's grid in turn, played on the planner's surrogate
+  // of their group data, never on the caller's (device memory: a pointer the planner must not
+  // read). Two groups of 8192 x 8192 x 8192 each (a batch, experts' rows, masked buffers, K
+  // columns) take the dense 8192^3's band.
+  EXPECT_EQ(plan_gemm(dense_desc(8192, 8192, 8192, 2, DType::kBF16, false), h200, wide).schedule.swizzle, 16u);
+  const auto* device_data = reinterpret_cast<const int32_t*>(uintptr_t{16});
+  GemmDesc experts = mgrouped_contiguous_desc(ContiguousLayout::kOffsets, 2 * 8192, 8192, 8192, 2, DType::kBF16);
+  GemmDesc masked = mgrouped_masked_desc(8192, 8192, 8192, 2, 8192, DType::kBF16);
+  GemmDesc k_groups = kgrouped_desc(8192, 8192, 2 * 8192, 2, DType::kBF16, false);
+  for (GemmDesc* d : {&experts, &masked, &k_groups}) {
+    d->problem.group_data = device_data;
+    EXPECT_EQ(plan_gemm(*d, h200, wide).schedule.swizzle, 16u) << static_cast<int>(d->problem.type);
+  }
   // The caller's band stands.
   GemmConfig given = wide;
   given.swizzle = 4;

@@ -1,9 +1,11 @@
 // The LRU model of what a walk reads from HBM (src/plan/l2_reuse.cpp): its bounds, its two limits
-// (an L2 that holds everything, one that holds nothing) and the H200's measured bytes on 8192^3.
+// (an L2 that holds everything, one that holds nothing), the H200's measured bytes on 8192^3, and
+// grouped walks.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "tilecast/plan/l2_reuse.hpp"
 
@@ -78,11 +80,48 @@ TEST(L2Reuse, MatchesTheH200sHbmBytesOn8192Cubed) {
   EXPECT_LT(at8, at4);
 }
 
-TEST(L2Reuse, RefusesWhatItDoesNotModel) {
-  GemmProblem batched = dense(1024, 1024, 1024);
+// Grouped walks: each group's grid after the last, each group's operands its own. Groups of equal
+// sizes read alike whatever the type that holds them (a batch, masked buffers, K columns); one
+// expert reads what the dense problem reads; and a batch whose groups each take whole waves reads
+// its groups' dense bytes, each alone (L2 holds nothing one group can use for the next).
+TEST(L2Reuse, GroupedWalksReadEachGroupsOwnOperands) {
+  const uint32_t m = 2048, n = 3072, k = 4096, groups = 3;
+  GemmProblem batched = dense(m, n, k);
   batched.type = GemmType::kBatched;
-  batched.num_groups = 2;
-  EXPECT_THROW(operand_hbm_bytes(batched, tiles(128, 128, 8), 132, kH200L2), std::invalid_argument);
+  batched.num_groups = groups;
+  const std::vector<int32_t> counts(groups, static_cast<int32_t>(m));
+  GemmProblem masked = batched;
+  masked.type = GemmType::kMGroupedMasked;
+  masked.group_data = counts.data();
+  const std::vector<int32_t> k_sizes(groups, static_cast<int32_t>(k));
+  GemmProblem k_grouped = dense(m, n, k * groups);
+  k_grouped.type = GemmType::kKGroupedContiguous;
+  k_grouped.num_groups = groups;
+  k_grouped.group_data = k_sizes.data();
+  const std::vector<int32_t> one_expert{0, static_cast<int32_t>(m)};
+  GemmProblem expert = dense(m, n, k);
+  expert.type = GemmType::kMGroupedContiguous;
+  expert.contiguous_layout = ContiguousLayout::kOffsets;
+  expert.num_groups = 1;
+  expert.group_data = one_expert.data();
+  // 2048 x 3072 in 128 x 256 tiles: 192 units, two whole waves of 96.
+  for (uint32_t band : {1u, 4u, 8u, 16u})
+    for (uint64_t l2 : {uint64_t{4} << 20, kH200L2}) {
+      const TileConfig t = tiles(128, 256, band);
+      const double batch_bytes = operand_hbm_bytes(batched, t, 96, l2);
+      EXPECT_DOUBLE_EQ(operand_hbm_bytes(masked, t, 96, l2), batch_bytes) << band;
+      EXPECT_DOUBLE_EQ(operand_hbm_bytes(k_grouped, t, 96, l2), batch_bytes) << band;
+      EXPECT_DOUBLE_EQ(operand_hbm_bytes(expert, t, 96, l2), operand_hbm_bytes(dense(m, n, k), t, 96, l2)) << band;
+      EXPECT_DOUBLE_EQ(batch_bytes, groups * operand_hbm_bytes(dense(m, n, k), t, 96, l2)) << band;
+      EXPECT_GE(batch_bytes, groups * operands(dense(m, n, k))) << band;
+    }
+}
+
+TEST(L2Reuse, RefusesWhatItDoesNotModel) {
+  GemmProblem no_data = dense(1024, 1024, 1024);
+  no_data.type = GemmType::kMGroupedMasked;
+  no_data.num_groups = 2;
+  EXPECT_THROW(operand_hbm_bytes(no_data, tiles(128, 128, 8), 132, kH200L2), std::invalid_argument);
   GemmProblem split = dense(1024, 1024, 1024);
   split.k_splits = 2;
   EXPECT_THROW(operand_hbm_bytes(split, tiles(128, 128, 8), 132, kH200L2), std::invalid_argument);
