@@ -11,16 +11,19 @@
 # TC_BAND_SIDES the sides, space-separated label:config (default "new: old:swizzle=8"; e.g.
 # "b16: c2x1:cluster=2x1 c2x1b16:cluster=2x1,swizzle=16" asks whether B's multicast pays on top of
 # the band at the cap). TC_BAND_SUITES (default "mgrouped masked kgrouped"; "" for none) adds
-# grouped suites, whose bands are the model's alone so far: per side and round the suite's flushed
-# medians (--sustained takes dense --shape rows only), then ncu's HBM bytes of each of our kernels
-# in one pass of the suite (s_<side>_<suite>_<round>.{txt,json}, ncu_<side>_<suite>.csv).
+# grouped suites, whose bands are the model's alone so far: per side and round the suite's rows
+# measured the same way (--sustained; cuBLAS's fastest variant), then ncu's HBM bytes of each of
+# our kernels in one pass of the suite (s_<side>_<suite>_<round>.{txt,json}, ncu_<side>_<suite>.csv).
+# TC_BAND_SHAPES="" skips the dense part, TC_BAND_NCU=0 every ncu pass. Timing, roughly: a dense
+# shape 8 s a side and round, a grouped suite 30-60 s, an ncu pass 10-20 s (dense) or a minute (a
+# suite): split a run longer than a device call's 10 minutes by these.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 rounds=${1:-2}
 out=${OUT:?set OUT}/band
 mkdir -p "$out"
 bench=build/tools/bench/tilecast-bench
-shapes=${TC_BAND_SHAPES:-"4096,7168,16384 4096,4096,7168 4096,2112,7168 4096,24576,1536 4096,4096,4096 16384,16384,16384 8192,8192,8192 4097,4097,4097"}
+shapes=${TC_BAND_SHAPES-"4096,7168,16384 4096,4096,7168 4096,2112,7168 4096,24576,1536 4096,4096,4096 16384,16384,16384 8192,8192,8192 4097,4097,4097"}
 sides=${TC_BAND_SIDES:-"new: old:swizzle=8"}
 # The --config words of side `label:config` (none for an empty config: the planner's own plan).
 side_config() { local config=${1#*:}; [ -n "$config" ] && echo "--config $config"; }
@@ -41,13 +44,14 @@ for round in $(seq 1 "$rounds"); do
     for entry in $sides; do
       side=${entry%%:*}
       # shellcheck disable=SC2046
-      "$bench" --suite "$s" $(side_config "$entry") --warmup 5 --iters 20 --min-ms 250 \
+      "$bench" --sustained --suite "$s" $(side_config "$entry") --energy-s 2 --warmup 5 --iters 20 \
         --json "$out/s_${side}_${s}_$round.json" >"$out/s_${side}_${s}_$round.txt" 2>&1
       echo "$side $s round $round:"
-      grep -h "^$s " "$out/s_${side}_${s}_$round.txt" | tr -s ' ' | cut -c1-160
+      grep -h ' | ' "$out/s_${side}_${s}_$round.txt" | grep -v '^problem' | tr -s ' ' | cut -c1-200
     done
   done
 done
+[ "${TC_BAND_NCU:-1}" = 0 ] && suites="" && shapes=""  # no ncu pass
 for s in $suites; do
   for entry in $sides; do
     side=${entry%%:*}

@@ -11,6 +11,10 @@
 // (test::copy_convert on a tiny buffer, which a dense run without C launches nowhere else) and
 // one more marker after the last call, so that the report can cut the profiled kernels into
 // calls: the JSON row with `profile_index` i is the i-th call.
+// `--sustained` measures the --shape and --suite problems (any kind, with --config) the same way,
+// one config each; cuBLAS's row is the fastest of the cuBLAS column's variants (for grouped
+// problems a loop over groups, a strided batch, cuBLAS's grouped batched call), by the flushed
+// median, and only it runs the sustained loop.
 #pragma once
 
 #include <vector>
@@ -27,7 +31,7 @@ namespace tilecast::bench {
 // --results-md. Returns the exit code as run_on_gpu does.
 int run_multicast_worth(const Options& o, const std::vector<BenchProblem>& problems, RunInfo& info);
 
-// Whether the options ask for this mode: --suite mcast or --ncu-pass.
+// Whether the options ask for this mode: --suite mcast, --ncu-pass or --sustained.
 bool wants_multicast_worth(const Options& o);
 
 }  // namespace tilecast::bench

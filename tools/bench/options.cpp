@@ -114,10 +114,11 @@ timing
                       NVML's energy counter (default 2; 0: no energy loop)
   --ncu-pass          --suite mcast or --shape: each config (and cuBLAS) once, after a marker
                       kernel, inside an NVTX range, for scripts/multicast_counters.sh; no timing
-  --sustained         the --shape problems (dense, with --config) measured as --suite mcast
-                      measures its configs: the flushed median, then --energy-s seconds of
-                      back-to-back calls for the sustained clock and NVML joules per GEMM, each
-                      beside cuBLASLt's (at the power cap the energy per GEMM sets the speed)
+  --sustained         the --shape and --suite problems (any kind, with --config) measured as
+                      --suite mcast measures its configs: the flushed median, then --energy-s
+                      seconds of back-to-back calls for the sustained clock and NVML joules per
+                      GEMM, each beside cuBLAS's fastest variant (at the power cap the energy per
+                      GEMM sets the speed)
   --seed N            input seed (default: fresh; TILECAST_TEST_SEED also works)
   --device N          CUDA device (default 0)
 
