@@ -50,9 +50,14 @@ PlanningProblem planning_problem(const GemmDesc& desc) {
       }
       break;
     }
-    case GemmType::kKGroupedContiguous:
-      for (uint32_t g = 0; g < groups; ++g) data.push_back(static_cast<int32_t>(share(p.k, groups, g)));
+    case GemmType::kKGroupedContiguous: {
+      // In whole kKGroupAlignment columns, as every k-group's size must be (the kernel traps on
+      // others, and the scheduler would round them down: planned work the call never has).
+      const uint32_t units = p.k / kKGroupAlignment;
+      for (uint32_t g = 0; g < groups; ++g)
+        data.push_back(static_cast<int32_t>(share(units, groups, g) * kKGroupAlignment));
       break;
+    }
     default:
       break;
   }

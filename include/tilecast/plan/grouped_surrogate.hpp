@@ -36,8 +36,11 @@ struct PlanningProblem {
 //                         exactly this);
 //   m-grouped, row index: the rows in 128-row runs, run c of C going to expert c * G / C (no
 //                         padding run: the plan counts every block as work);
-//   masked:               every expert holds expected_m rows (the caller's hint);
-//   k-grouped:            the groups share K evenly (K / G each, the first K % G one more).
+//   masked:               the experts' rows spread evenly over expected_m (the caller's hint)
+//                         x [0.7, 1.3), the spread of DeepGEMM's test masks;
+//   k-grouped:            the groups share K evenly in whole kKGroupAlignment (8) columns, as
+//                         every group's size must be (K / 8 / G units each, the first ones one
+//                         more; columns past the last multiple of 8 go to none).
 PlanningProblem planning_problem(const GemmDesc& desc);
 
 // The most units (clusters' worth of tiles claimed at once) that any group data of these sizes

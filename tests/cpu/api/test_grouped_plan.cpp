@@ -65,9 +65,20 @@ TEST(GroupedSurrogate, SpreadsTheSizesEvenlyAsDocumented) {
   s = planning_problem(mgrouped_masked_desc(200, 4096, 7168, 4, 200, DType::kBF16));
   for (int32_t v : s.data) EXPECT_LE(v, 200);
 
+  // K-grouped: whole 8-column units (the sizes the kernel takes), 125 of them over 3 groups; the
+  // 3 columns of 1003 past the last unit go to none.
   s = planning_problem(kgrouped_desc(4096, 7168, 1000, 3, DType::kFP32, true));
-  EXPECT_EQ(s.data, (std::vector<int32_t>{334, 333, 333}));
+  EXPECT_EQ(s.data, (std::vector<int32_t>{336, 336, 328}));
   EXPECT_EQ(s.problem().group_data, s.data.data());
+  s = planning_problem(kgrouped_desc(4096, 7168, 8328, 32, DType::kFP32, true));
+  int64_t k_sum = 0;
+  for (int32_t v : s.data) {
+    EXPECT_EQ(v % static_cast<int32_t>(kKGroupAlignment), 0) << v;
+    k_sum += v;
+  }
+  EXPECT_EQ(k_sum, 8328);
+  EXPECT_EQ(planning_problem(kgrouped_desc(4096, 7168, 1003, 3, DType::kFP32, true)).data,
+            (std::vector<int32_t>{336, 336, 328}));
 
   s = planning_problem(dense_desc(128, 128, 128, 2, DType::kBF16, false));
   EXPECT_TRUE(s.data.empty());
