@@ -87,6 +87,15 @@ struct GemmConfig {
   // 128x128 in turns where its dense or batched pick would be a cooperative 128x256 tile of few
   // k-steps, or with FP32 C a 128x192 or 128x256 one at any K (gemm_plan.cpp: PingpongReach).
   int pingpong = -1;
+  // Serpentine K (GemmKernelSpec::k_serpentine): in a static launch the units of every other wave
+  // walk their K backwards, starting on the K columns the wave before ended on, which L2 still
+  // holds: where a wave's operands over all of K overflow L2 this reads fewer bytes from HBM (the
+  // planner's model: 8192^3 0.84 GB at band 32 against 1.20 at 16; src/plan/l2_reuse.cpp), and the
+  // planner then takes its band for it. Sums in another order: a reversed tile's bits differ from
+  // a forward one's, the same run to run. Not with a companion launch, fused_reduce=1 or k-grouped
+  // GEMMs. 1: on; 0 and -1 (the planner's choice, which does not take it yet: not measured on a
+  // GPU): off.
+  int k_serpentine = -1;
 
   bool operator==(const GemmConfig&) const = default;
 };
@@ -140,7 +149,7 @@ inline void gemm_tt(const MatrixView& a, const MatrixView& b, const MatrixView& 
 }
 
 // "block=128x256x64,stages=4,cluster=2x1,multicast_a=0,swizzle=8,max_sms=66,companion=1,k_splits=4,swap_ab=1,
-// fused_reduce=1,cluster_reduce=1,split_columns=1,pingpong=1" (any
+// fused_reduce=1,cluster_reduce=1,split_columns=1,pingpong=1,k_serpentine=1" (any
 // subset, keys as GemmConfig's fields) -> GemmConfig; throws tilecast::Error naming a bad key or
 // value. format_config is its inverse ("" for the defaults).
 GemmConfig parse_config(const std::string& text);

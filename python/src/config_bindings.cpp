@@ -17,15 +17,16 @@ void bind_config(nb::module_& m) {
           "__init__",
           [](GemmConfig* self, uint32_t block_m, uint32_t block_n, uint32_t block_k, uint32_t stages, uint32_t cluster_m,
              uint32_t cluster_n, int multicast_a, int multicast_b, uint32_t swizzle, uint32_t max_sms, int companion,
-             uint32_t k_splits, int swap_ab, int fused_reduce, int cluster_reduce, int split_columns, int pingpong) {
+             uint32_t k_splits, int swap_ab, int fused_reduce, int cluster_reduce, int split_columns, int pingpong,
+             int k_serpentine) {
             new (self) GemmConfig{block_m, block_n, block_k, stages, cluster_m, cluster_n, multicast_a,
                                   multicast_b, swizzle, max_sms, companion, k_splits, swap_ab, fused_reduce,
-                                  cluster_reduce, split_columns, pingpong};
+                                  cluster_reduce, split_columns, pingpong, k_serpentine};
           },
           nb::kw_only(), "block_m"_a = 0, "block_n"_a = 0, "block_k"_a = 0, "stages"_a = 0, "cluster_m"_a = 0,
           "cluster_n"_a = 0, "multicast_a"_a = -1, "multicast_b"_a = -1, "swizzle"_a = 0, "max_sms"_a = 0,
           "companion"_a = -1, "k_splits"_a = 0, "swap_ab"_a = -1, "fused_reduce"_a = -1, "cluster_reduce"_a = -1,
-          "split_columns"_a = -1, "pingpong"_a = -1)
+          "split_columns"_a = -1, "pingpong"_a = -1, "k_serpentine"_a = -1)
       .def(
           "__init__", [](GemmConfig* self, const std::string& text) { new (self) GemmConfig(parse_config(text)); },
           "text"_a, "From the config text: GemmConfig('block=128x256x64,cluster=2x1').")
@@ -46,6 +47,7 @@ void bind_config(nb::module_& m) {
       .def_rw("cluster_reduce", &GemmConfig::cluster_reduce)
       .def_rw("split_columns", &GemmConfig::split_columns)
       .def_rw("pingpong", &GemmConfig::pingpong)
+      .def_rw("k_serpentine", &GemmConfig::k_serpentine)
       .def("__eq__", [](const GemmConfig& x, const GemmConfig& y) { return x == y; })
       .def("__str__", &format_config)
       .def("__repr__", [](const GemmConfig& c) { return "tilecast.GemmConfig('" + format_config(c) + "')"; });

@@ -191,6 +191,9 @@ def test_config_forms():
     turns = tilecast.GemmConfig(block_m=128, block_n=128, pingpong=1)
     assert turns.pingpong == 1 and str(turns) == "block_m=128,block_n=128,pingpong=1"
     assert tilecast.GemmConfig(str(turns)) == turns
+    serpentine = tilecast.GemmConfig(k_serpentine=1)
+    assert serpentine.k_serpentine == 1 and str(serpentine) == "k_serpentine=1"
+    assert tilecast.GemmConfig(str(serpentine)) == serpentine
     assert tilecast.parse_config(str(fused)) == fused
     with pytest.raises(TypeError):
         tilecast.GemmConfig(block=128)  # not a field

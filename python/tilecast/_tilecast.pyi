@@ -25,6 +25,8 @@ class GemmConfig:
     fused_reduce: int
     cluster_reduce: int
     split_columns: int
+    pingpong: int
+    k_serpentine: int
     @overload
     def __init__(
         self,
@@ -45,6 +47,8 @@ class GemmConfig:
         fused_reduce: int = -1,
         cluster_reduce: int = -1,
         split_columns: int = -1,
+        pingpong: int = -1,
+        k_serpentine: int = -1,
     ) -> None: ...
     @overload
     def __init__(self, text: str) -> None: ...

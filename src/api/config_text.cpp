@@ -76,10 +76,11 @@ GemmConfig parse_config(const std::string& text) {
     else if (key == "cluster_reduce") cfg.cluster_reduce = parse_switch(key, v);
     else if (key == "split_columns") cfg.split_columns = parse_switch(key, v);
     else if (key == "pingpong") cfg.pingpong = parse_switch(key, v);
+    else if (key == "k_serpentine") cfg.k_serpentine = parse_switch(key, v);
     else
       throw Error("config: unknown key '" + key + "' (block, block_m, block_n, block_k, stages, cluster, "
                   "cluster_m, cluster_n, multicast_a, multicast_b, swizzle, max_sms, companion, k_splits, swap_ab, "
-                  "fused_reduce, cluster_reduce, split_columns, pingpong)");
+                  "fused_reduce, cluster_reduce, split_columns, pingpong, k_serpentine)");
   }
   return cfg;
 }
@@ -103,6 +104,7 @@ std::string format_config(const GemmConfig& c) {
   if (c.cluster_reduce != d.cluster_reduce) s << ",cluster_reduce=" << c.cluster_reduce;
   if (c.split_columns != d.split_columns) s << ",split_columns=" << c.split_columns;
   if (c.pingpong != d.pingpong) s << ",pingpong=" << c.pingpong;
+  if (c.k_serpentine != d.k_serpentine) s << ",k_serpentine=" << c.k_serpentine;
   const std::string out = s.str();
   return out.empty() ? out : out.substr(1);
 }

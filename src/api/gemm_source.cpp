@@ -51,7 +51,7 @@ std::string traits_name(const GemmKernelSpec& s) {
          (s.layout != GemmLayout::kNT ? std::string("_") + layout_name(s.layout) : std::string()) +
          (s.swap_ab ? "_swapab" : "") + (s.fused_reduce ? "_fused" : "") +
          (s.k_cluster > 1 ? "_kc" + std::to_string(s.k_cluster) : "") + (s.split_columns ? "_splitcols" : "") +
-         (s.pingpong ? "_pingpong" : "");
+         (s.pingpong ? "_pingpong" : "") + (s.k_serpentine ? "_serpentine" : "");
 }
 
 }  // namespace
@@ -78,13 +78,14 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
       .field("kSplitK", s.split_k)
       .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout));
   // Only where set: the other kernels' sources are the ones they were before swap_ab,
-  // fused_reduce, k_cluster, split_columns and pingpong existed, so their JIT cache entries stay
+  // fused_reduce, k_cluster, split_columns, pingpong and k_serpentine existed, so their JIT cache entries stay
   // valid (spec_of reads a missing field as false).
   if (s.swap_ab) source.field("kSwapAB", true);
   if (s.fused_reduce) source.field("kFusedReduce", true);
   if (s.k_cluster > 1) source.field("kKCluster", s.k_cluster);
   if (s.split_columns) source.field("kSplitColumns", true);
   if (s.pingpong) source.field("kPingpong", true);
+  if (s.k_serpentine) source.field("kKSerpentine", true);
   return source.field("kSpecFingerprint", spec_fingerprint(s)).spec();
 }
 

@@ -20,9 +20,9 @@ namespace {
 struct PlanKey {
   plan::GemmDesc desc;
   GemmConfig config;
-  // 32 bits: GemmConfig holds an odd number of 4-byte fields, and this one ends the struct on 8
-  // bytes. (A field added to GemmConfig fails the assert below: make this 64 bits again.)
-  int32_t device;
+  // 64 bits: GemmConfig holds an even number of 4-byte fields, and this one ends the struct on 8
+  // bytes. (A field added to GemmConfig fails the assert below: make this 32 bits again.)
+  int64_t device;
 };
 static_assert(std::has_unique_object_representations_v<PlanKey>,
               "PlanKey is compared as bytes: it must have no padding");

@@ -283,6 +283,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
     throw Error("config: split_columns=1: column-split tiles are for dense and batched GEMMs only");
   if (o.pingpong == 1 && !splittable && p.type != GemmType::kKGroupedContiguous)
     throw Error("config: pingpong=1: ping-pong kernels are for dense, batched and k-grouped GEMMs only");
+  if (o.k_serpentine == 1 && p.type == GemmType::kKGroupedContiguous)
+    throw Error("config: k_serpentine=1 is not for k-grouped GEMMs (a group's last k-step is the one cleared)");
   if (p.k_splits != 1) throw Error("gemm: the problem to plan is unsplit (k_splits is the planner's to choose)");
   // Swapped operands: as asked for, or by the auto rule (kAutoSwapMaxM, kAutoSwapMinN).
   bool swap = o.swap_ab == 1;

@@ -26,10 +26,11 @@ struct BlockKeyHash {
 };
 
 // One unit of the walk: its group, its place in the group's grid (in units), the rows of A and
-// columns of B it reads, and its group's K.
+// columns of B it reads, its group's K, and whether it walks K backwards (serpentine K).
 struct WalkedUnit {
   uint32_t group, row, col, k;
   uint64_t rows, cols;
+  bool k_reverse;
 };
 
 // L2 as an LRU cache of operand blocks (a unit's rows of A or columns of B over one slice of K).
@@ -86,18 +87,23 @@ double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule,
     const GroupGrid& grid = scheduler.grid();
     const uint32_t row = w.m_block / schedule.unit_tiles_m(), col = w.n_block / schedule.unit_tiles_n();
     units.push_back({w.group, row, col, grid.k, std::min<uint64_t>(unit_rows, grid.rows - uint64_t{row} * unit_rows),
-                     std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols)});
+                     std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols), w.k_reverse});
   }
   LruBytes l2(l2_bytes);
   for (size_t first = 0; first < units.size(); first += resident_units) {
     const size_t end = std::min(units.size(), first + resident_units);
-    for (uint32_t c = 0; c < kL2ReuseChunks; ++c) {
+    for (uint32_t step = 0; step < kL2ReuseChunks; ++step) {
       for (size_t i = first; i < end; ++i) {
         const WalkedUnit& u = units[i];
-        // The unit's K in kL2ReuseChunks slices of whole k-steps (fewer where K has fewer steps).
-        const uint64_t slice =
-            uint64_t{ceil_div(ceil_div(u.k, schedule.block_k), kL2ReuseChunks)} * schedule.block_k;
-        if (uint64_t{c} * slice >= u.k) continue;
+        // The unit's K in kL2ReuseChunks slices of whole k-steps (fewer where K has fewer steps),
+        // walked last to first where the unit walks K backwards.
+        const uint32_t k_steps = ceil_div(u.k, schedule.block_k);
+        if (k_steps == 0) continue;  // an empty k-group reads nothing
+        const uint32_t slice_steps = ceil_div(k_steps, kL2ReuseChunks);
+        const uint32_t slices = ceil_div(k_steps, slice_steps);
+        if (step >= slices) continue;
+        const uint32_t c = u.k_reverse ? slices - 1 - step : step;
+        const uint64_t slice = uint64_t{slice_steps} * schedule.block_k;
         const uint64_t k_cols = std::min(slice, u.k - uint64_t{c} * slice);
         const uint64_t group = uint64_t{u.group} << 32;
         l2.touch({group | u.row, c}, u.rows * k_cols * kBf16Bytes);

@@ -75,7 +75,7 @@ void check_overrides(const GemmConfig& o) {
   if (o.stages && (o.stages < 2 || o.stages > kGemmMaxStages))
     fail("stages " + std::to_string(o.stages) + " is not in 2.." + std::to_string(kGemmMaxStages));
   for (const auto& [name, v] : {std::pair{"multicast_a", o.multicast_a}, std::pair{"multicast_b", o.multicast_b},
-                                std::pair{"companion", o.companion}})
+                                std::pair{"companion", o.companion}, std::pair{"k_serpentine", o.k_serpentine}})
     if (v < -1 || v > 1) fail(std::string(name) + " " + std::to_string(v) + " is not -1 (auto), 0 (off) or 1 (on)");
   if (o.swizzle > kMaxSwizzle)
     fail("swizzle " + std::to_string(o.swizzle) + " is not in 1.." + std::to_string(kMaxSwizzle) +
@@ -105,6 +105,11 @@ void check_overrides(const GemmConfig& o) {
       fail("cluster_reduce=1: the cluster is the tile's slices, so cluster must be 1x1 (not " +
            std::to_string(o.cluster_m) + "x" + std::to_string(o.cluster_n) + ")");
   }
+  if (o.k_serpentine == 1 && o.fused_reduce == 1)
+    fail("k_serpentine=1 is not for fused_reduce=1 kernels (a register edge: the fused 128x128 with C and a bias "
+         "spilled)");
+  if (o.k_serpentine == 1 && o.companion == 1)
+    fail("k_serpentine=1 runs without a companion launch (companion=1): a claimed unit's wave is not its index's");
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));

@@ -23,6 +23,7 @@ std::string GemmPlan::describe() const {
   if (k.swap_ab) s << " swap-AB";
   if (k.split_columns) s << " split-columns";
   if (k.pingpong) s << " ping-pong";
+  if (k.k_serpentine) s << " k-serpentine";
   if (schedule.swizzle != kDefaultSwizzle) s << " band " << schedule.swizzle;
   char est[64];
   std::snprintf(est, sizeof est, " est %.1f us", cost.total_us);

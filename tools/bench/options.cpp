@@ -72,7 +72,8 @@ tilecast configuration (forwarded to tilecast::GemmConfig; unset fields: the heu
                       fused_reduce (0/1: split-K slices summed by the reduce kernel or in the GEMM),
                       cluster_reduce (0/1: 1 sums them across a cluster of k_splits CTAs),
                       split_columns (0/1), pingpong (0/1: the consumer warpgroups take whole
-                      tiles in turn, each epilogue under the other's main loop)
+                      tiles in turn, each epilogue under the other's main loop), k_serpentine
+                      (0/1: odd waves walk K backwards, from what the wave before left in L2)
   --split-compare     one row each for the planner's choice, split-K off (k_splits=1) and
                       forced to 2, 3, 4, 8 and 16 slices, for each problem
   --cluster-compare   one row per cluster shape (1x1, 2x1, 1x2, 2x2, 4x1, 1x4, and the clusters

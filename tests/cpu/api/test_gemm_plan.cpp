@@ -711,17 +711,23 @@ TEST(GemmPlanner, RankedPlansAreSortedAndTheFirstIsTheChoice) {
   EXPECT_NE(table.find("more)"), std::string::npos) << table;
 }
 
-// The unit order's band height (band_height.cpp): where the operands overflow L2 and
-// the grid holds more than one wave, the band whose walk reads the fewest operand bytes from HBM
-// in l2_reuse.hpp's model, if it reads 5% less than the default 8's; elsewhere 8.
-TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
-  const DeviceFacts h200 = DeviceFacts::h200_model();
+// Unsplit cooperative 128x256 tiles in 1x1: the tile the band tests play.
+GemmConfig wide_tiles() {
   GemmConfig wide;
   wide.block_m = 128;
   wide.block_n = 256;
   wide.cluster_m = wide.cluster_n = 1;
   wide.k_splits = 1;
   wide.pingpong = 0;
+  return wide;
+}
+
+// The unit order's band height (band_height.cpp): where the operands overflow L2 and
+// the grid holds more than one wave, the band whose walk reads the fewest operand bytes from HBM
+// in l2_reuse.hpp's model, if it reads 5% less than the default 8's; elsewhere 8.
+TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  const GemmConfig wide = wide_tiles();
   // Long K: every wave reads its own operands again, fewest at sqrt(132 units x 256 / 128) = 16.
   const GemmPlan p8192 = plan_gemm(dense(8192, 8192, 8192), h200, wide);
   EXPECT_EQ(p8192.schedule.swizzle, 16u);
@@ -777,6 +783,46 @@ TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   // And the plan says so where it is not the default.
   EXPECT_NE(p8192.describe().find(" band 16 "), std::string::npos);
   EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).describe().find(" band "), std::string::npos);
+}
+
+// Serpentine K (k_serpentine=1), only when asked for: the kernel's spec carries it, the schedule's
+// wave is the launch's clusters (a unit each), and the band is the one that reads least with odd
+// waves walking K backwards (l2_reuse.hpp): on 8192^3, 32 (0.84 GB in the model) where forward
+// waves take 16 (1.20 GB). Refused where it cannot run, with the reason.
+TEST(GemmPlanner, SerpentineKOnlyWhenAskedForWithItsOwnBand) {
+  const DeviceFacts h200 = DeviceFacts::h200_model();
+  const GemmConfig wide = wide_tiles();
+  const GemmPlan forward = plan_gemm(dense(8192, 8192, 8192), h200, wide);
+  EXPECT_FALSE(forward.main.kernel.k_serpentine);
+  EXPECT_EQ(forward.schedule.k_serpentine_wave, 0u);
+  GemmConfig serpentine = wide;
+  serpentine.k_serpentine = 1;
+  const GemmPlan p = plan_gemm(dense(8192, 8192, 8192), h200, serpentine);
+  EXPECT_TRUE(p.main.kernel.k_serpentine);
+  EXPECT_EQ(p.schedule.k_serpentine_wave, p.main.clusters);
+  EXPECT_EQ(p.schedule.swizzle, 32u);
+  EXPECT_EQ(forward.schedule.swizzle, 16u);
+  const double serpentine_bytes = operand_hbm_bytes(p.kernel_problem(), p.schedule, p.main.clusters, h200.l2_bytes);
+  const double forward_bytes =
+      operand_hbm_bytes(forward.kernel_problem(), forward.schedule, forward.main.clusters, h200.l2_bytes);
+  EXPECT_LT(serpentine_bytes, 0.75 * forward_bytes);
+  EXPECT_NE(p.describe().find(" k-serpentine "), std::string::npos) << p.describe();
+  EXPECT_EQ(forward.describe().find("serpentine"), std::string::npos);
+  EXPECT_NE(spec_fingerprint(p.main.kernel), spec_fingerprint(forward.main.kernel));
+  // Every plan auto makes walks K forwards.
+  EXPECT_FALSE(plan_gemm(dense(8192, 8192, 8192), h200).main.kernel.k_serpentine);
+  // Refused: k-grouped (the k-tail), with a companion, fused.
+  EXPECT_NE(error_of(kgrouped_desc(4096, 7168, 16864, 4, DType::kFP32, true), serpentine)
+                .find("config: k_serpentine=1 is not for k-grouped GEMMs"),
+            std::string::npos);
+  GemmConfig companion = serpentine;
+  companion.cluster_m = companion.cluster_n = 2;
+  companion.companion = 1;
+  EXPECT_NE(error_of(dense(4096, 4096, 4096), companion).find("runs without a companion launch"), std::string::npos);
+  GemmConfig fused = serpentine;
+  fused.k_splits = 2;
+  fused.fused_reduce = 1;
+  EXPECT_NE(error_of(dense(128, 4096, 7168), fused).find("not for fused_reduce=1 kernels"), std::string::npos);
 }
 
 TEST(GemmPlanner, OverridesAreHonoured) {
@@ -967,8 +1013,11 @@ TEST(GemmPlanner, ConfigTextRoundTrips) {
   o.max_sms = 100;
   o.companion = 1;
   o.split_columns = 1;
+  o.pingpong = 0;
+  o.k_serpentine = 1;
   EXPECT_EQ(parse_config(format_config(o)), o);
   EXPECT_EQ(format_config({}), "");
+  EXPECT_EQ(parse_config("k_serpentine=1").k_serpentine, 1);
   EXPECT_EQ(parse_config("block=128x256x64,cluster=2x1").block_n, 256u);
   EXPECT_THROW(parse_config("blocks=1"), Error);
   EXPECT_THROW(parse_config("stages=x"), Error);

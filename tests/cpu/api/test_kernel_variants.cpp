@@ -68,6 +68,7 @@ void add_if_buildable(std::vector<WarmItem>& items, const plan::GemmDesc& desc, 
   if (config.cluster_m) probe.cluster = ClusterShape{config.cluster_m, config.cluster_n};
   probe.split_columns = config.split_columns == 1;
   probe.pingpong = config.pingpong == 1;
+  probe.k_serpentine = config.k_serpentine == 1;
   if (probe.split_columns || probe.pingpong) probe.consumer_warpgroups = 2;
   if (gemm_spec_error(probe) == nullptr) items.push_back({desc, config});
 }
@@ -349,6 +350,48 @@ TEST(KernelVariants, PingpongCompileWithoutLocalMemory) {
   const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
   for (const GemmKernelSpec& k : specs) EXPECT_TRUE(k.pingpong) << k.block_m << "x" << k.block_n;
   expect_clean_compiles(specs, dir, 22);
+}
+
+// Serpentine K (k_serpentine=1): the producer's k-block index is the only change, in the warp
+// whose 56 registers have spilled before (a 192x192 producer with C and a bias, batched 4x1
+// clusters with C): those, every cluster shape, the layouts, split-K summed by the reduce kernel
+// and across a cluster (not fused: gemm_spec_error), swapped operands, ping-pong, column split and
+// the m-grouped forms.
+TEST(KernelVariants, SerpentineCompileWithoutLocalMemory) {
+  const auto dir = own_cache_dir("tilecast-serpentine");
+  std::vector<WarmItem> items;
+  const auto add = [&](plan::GemmDesc d, GemmConfig o) {
+    o.k_serpentine = 1;
+    if (!o.k_splits) o.k_splits = 1;
+    add_if_buildable(items, d, o);
+  };
+  for (const ClusterShape& cs : kClusterShapes) add(variant_desc(GemmType::kNormal, DType::kBF16, false, false, DType::kFP32, 1),
+                                                    variant_config(128, 256, cs));
+  add(variant_desc(GemmType::kNormal, DType::kFP32, true, true, DType::kFP32, 1), variant_config(192, 192, {1, 1}));
+  add(variant_desc(GemmType::kBatched, DType::kFP32, true, false, DType::kFP32, 2), variant_config(128, 128, {4, 1}));
+  for (GemmLayout layout : {GemmLayout::kNN, GemmLayout::kTN, GemmLayout::kTT})
+    add(plan::dense_desc(4096, 4096, 4096, 1, DType::kBF16, false, layout), variant_config(128, 256, {2, 1}));
+  GemmConfig split = variant_config(128, 128, {1, 1});
+  split.k_splits = 4;
+  add(variant_desc(GemmType::kNormal, DType::kBF16, false, false, DType::kFP32, 1), split);
+  split.cluster_reduce = 1;
+  add(plan::dense_desc(128, 4096, 7168, 1, DType::kBF16, false), split);
+  GemmConfig swapped = variant_config(128, 16, {1, 1});
+  swapped.swap_ab = 1;
+  add(plan::dense_desc(16, 4096, 7168, 1, DType::kBF16, false), swapped);
+  GemmConfig turns = variant_config(128, 128, {1, 1});
+  turns.pingpong = 1;
+  add(variant_desc(GemmType::kNormal, DType::kFP32, true, false, DType::kFP32, 1), turns);
+  GemmConfig columns = variant_config(192, 176, {1, 2});
+  columns.split_columns = 1;
+  add(variant_desc(GemmType::kNormal, DType::kBF16, false, false, DType::kFP32, 1), columns);
+  add(variant_desc(GemmType::kMGroupedContiguous, DType::kBF16, false, false, DType::kFP32, 1), variant_config(128, 256, {2, 1}));
+  add(variant_desc(GemmType::kMGroupedContiguous, DType::kBF16, false, false, DType::kFP32, 1, ContiguousLayout::kRowIndex),
+      variant_config(128, 256, {1, 1}));
+  add(variant_desc(GemmType::kMGroupedMasked, DType::kBF16, false, false, DType::kFP32, 1), variant_config(128, 192, {1, 2}));
+  const std::vector<GemmKernelSpec> specs = kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  for (const GemmKernelSpec& k : specs) EXPECT_TRUE(k.k_serpentine) << k.block_m << "x" << k.block_n;
+  expect_clean_compiles(specs, dir, 19);
 }
 
 // The timeline diagnostic (-DTILECAST_TIMELINE through TILECAST_JIT_OPTIONS,

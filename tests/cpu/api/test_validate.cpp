@@ -341,7 +341,7 @@ TEST(GemmValidation, BetaZeroNeverReadsC) {
 }
 
 // A new GemmConfig field must come with its bad values here (and a rule in check_overrides).
-constexpr size_t kGemmConfigFields = 17;
+constexpr size_t kGemmConfigFields = 18;
 static_assert(sizeof(GemmConfig) == kGemmConfigFields * sizeof(uint32_t), "a GemmConfig field was added: give it a row below");
 
 TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
@@ -420,6 +420,12 @@ TEST(GemmValidation, EveryConfigOverrideOutOfRangeIsRefused) {
              "config: pingpong=1 is for unsplit, unswapped kernels"),
       config([](GemmConfig& c) { c.pingpong = 1, c.cluster_m = 2, c.cluster_n = 2, c.companion = 1; },
              "config: pingpong=1 runs without a companion launch (companion=1)"),
+      config([](GemmConfig& c) { c.k_serpentine = 2; }, "config: k_serpentine 2 is not -1 (auto), 0 (off) or 1 (on)"),
+      config([](GemmConfig& c) { c.k_serpentine = 1, c.cluster_m = 2, c.cluster_n = 2, c.companion = 1; },
+             "config: k_serpentine=1 runs without a companion launch (companion=1): a claimed unit's wave is not "
+             "its index's"),
+      config([](GemmConfig& c) { c.k_serpentine = 1, c.fused_reduce = 1; },
+             "config: k_serpentine=1 is not for fused_reduce=1 kernels"),
   });
   // The grouped calls check it too.
   CallArgs g = x;

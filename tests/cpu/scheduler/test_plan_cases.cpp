@@ -246,5 +246,37 @@ TEST(PlanCases, EveryBandHeightVisitsEveryTileOnce) {
       }
 }
 
+// Serpentine K: with a wave of W units, units [W, 2W), [3W, 4W), ... walk K backwards, every CTA
+// of a unit's cluster alike (they share its multicast loads), and a reversed unit's k-steps load
+// every k-block once, last to first. Off (wave 0), no unit reverses.
+TEST(PlanCases, SerpentineKReversesTheOddWavesWholeClusters) {
+  GemmProblem p;
+  p.m = 9 * 128 - 5;
+  p.n = 7 * 128;
+  p.k = 5 * 64 + 7;  // six k-steps, the last partial
+  for (uint32_t wave : {0u, 1u, 5u, 13u})
+    for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}, ClusterShape{1, 4}}) {
+      TileConfig c = config(cs.m, cs.n);
+      c.swizzle = 3;
+      c.k_serpentine_wave = wave;
+      for (uint32_t unit = 0;; ++unit) {
+        bool any = false;
+        for (uint32_t r = 0; r < cs.size(); ++r) {
+          TileScheduler s(p, c, r);
+          if (!s.seek(unit)) break;
+          any = true;
+          const TileWork w = s.work(0);
+          EXPECT_EQ(w.k_reverse, wave != 0 && (unit / wave) % 2 == 1) << "unit " << unit << " wave " << wave;
+          ASSERT_EQ(w.num_k_steps, 6u);
+          std::vector<int> loaded(6, 0);
+          for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) ++loaded[w.k_step(kk)];
+          for (int n : loaded) EXPECT_EQ(n, 1);
+          EXPECT_EQ(w.k_step(0), w.k_reverse ? 5u : 0u);
+        }
+        if (!any) break;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace tilecast

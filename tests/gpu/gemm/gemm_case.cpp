@@ -50,6 +50,7 @@ std::string config_name(const GemmConfig& config) {
   if (config.cluster_reduce == 1) s += "_inclusterreduce";
   if (config.split_columns == 1) s += "_splitcols";
   if (config.pingpong == 1) s += "_pingpong";
+  if (config.k_serpentine == 1) s += "_serpentine";
   return s;
 }
 

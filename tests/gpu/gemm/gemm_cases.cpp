@@ -152,6 +152,53 @@ std::vector<GemmCase> correctness_cases() {
     c.config.pingpong = 1;
     out.push_back(c);
   }
+  // Serpentine K (k_serpentine: the odd waves load their k-blocks last to first): on few SMs, so
+  // that a CTA's units span many waves of both directions, over a K whose last k-step is partial
+  // (the first one a reversed unit loads); every cluster shape (a cluster's CTAs reverse
+  // together, sharing their multicast loads), both outputs, C and a bias, a batch, the layouts,
+  // split-K summed by the reduce kernel and across a cluster, swapped operands and ping-pong.
+  const GemmCase serpentine[] = {{"serpentine_waves", 1500, 1000, 712}, {"serpentine_batched", 700, 520, 392, 3}};
+  int turn_k = 0;
+  for (const ClusterShape& cs : kClusterShapes)
+    for (const GemmCase& s : serpentine) {
+      GemmCase c = with_tiles(s, cs);
+      const int variant = turn_k++;
+      c.config.k_serpentine = 1;
+      c.config.max_sms = 8;
+      c.out = (variant & 1) ? DType::kFP32 : DType::kBF16;
+      c.with_c = (variant & 2) != 0;
+      c.with_bias = variant % 3 == 0;
+      out.push_back(c);
+    }
+  for (const GemmLayout layout : {GemmLayout::kTT, GemmLayout::kNN, GemmLayout::kTN}) {
+    GemmCase c = with_tiles({"serpentine_layout", 1000, 700, 712}, ClusterShape{2, 1});
+    c.layout = layout;
+    c.config.k_serpentine = 1;
+    c.config.max_sms = 6;
+    out.push_back(c);
+  }
+  for (const int cluster_reduce : {0, 1}) {
+    GemmCase c = with_tiles({"serpentine_split", 700, 1000, 1800}, ClusterShape{1, 1});
+    c.config.k_serpentine = 1;
+    c.config.k_splits = 4;
+    c.config.cluster_reduce = cluster_reduce;
+    c.config.max_sms = 16;
+    c.with_c = cluster_reduce == 1;
+    out.push_back(c);
+  }
+  {
+    GemmCase c{"serpentine_swapped", 16, 3000, 712};
+    c.config.k_serpentine = 1;
+    c.config.swap_ab = 1;
+    c.config.max_sms = 4;
+    out.push_back(c);
+    GemmCase t = with_tiles({"serpentine_pingpong", 1500, 1000, 712}, ClusterShape{1, 1});
+    t.config.k_serpentine = 1;
+    t.config.pingpong = 1;
+    t.config.max_sms = 4;
+    t.with_c = t.with_bias = true;
+    out.push_back(t);
+  }
   return out;
 }
 

@@ -37,6 +37,10 @@ struct TileConfig {
   // copies of `cluster` along K. Copy s (launch rank / cluster.size() == s) computes slice s of the
   // same tiles, so the walk holds k_splits / k_cluster grids per group, not k_splits.
   uint32_t k_cluster = 1;
+  // Serpentine K (GemmKernelSpec::k_serpentine): the units of a static launch's wave w (units
+  // w x k_serpentine_wave up to the next wave's), w odd, walk their K backwards. The launch's
+  // clusters; 0: every unit walks K forwards.
+  uint32_t k_serpentine_wave = 0;
 
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_m() const { return unit_m ? unit_m : cluster.m; }
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_n() const { return unit_n ? unit_n : cluster.n; }
@@ -80,6 +84,10 @@ struct TileWork {
   uint16_t b_mask = 0;       // cluster ranks that receive this CTA's B tile (self included)
   bool issue_a = false;      // this CTA issues the A load for a_mask (the lowest rank in it)
   bool issue_b = false;
+  bool k_reverse = false;    // the unit walks its K backwards (TileConfig::k_serpentine_wave)
+
+  // The k-block (of block_k columns from k_begin) that the tile's kk-th k-step loads.
+  TC_HOST_DEVICE constexpr uint32_t k_step(uint32_t kk) const { return k_reverse ? num_k_steps - 1 - kk : kk; }
 };
 
 class TileScheduler {
@@ -114,6 +122,7 @@ class TileScheduler {
     }
     if (!valid_) return false;
     place_unit(unit - grid_.first_unit);
+    k_reverse_ = c_.k_serpentine_wave != 0 && (unit / c_.k_serpentine_wave) % 2 == 1;
     return true;
   }
 
@@ -146,6 +155,7 @@ class TileScheduler {
     w.b_mask = b_mask;
     w.issue_a = w.valid && lowest_rank(a_mask) == rank;
     w.issue_b = w.valid && lowest_rank(b_mask) == rank;
+    w.k_reverse = k_reverse_;
     return w;
   }
 
@@ -277,6 +287,7 @@ class TileScheduler {
   GroupGrid grid_{};
   bool valid_ = false;
   uint32_t unit_m0_ = 0, unit_n0_ = 0;  // the current unit's first tile (place_unit)
+  bool k_reverse_ = false;              // the current unit walks K backwards (seek)
 };
 
 }  // namespace tilecast

@@ -65,6 +65,8 @@ struct GemmSm90Config {
   // The tile row and column where consumer warpgroup `wg`'s part of the tile starts.
   // The consumer warpgroups take whole tiles in turn (spec.cuh, consumer.cuh).
   static constexpr bool kPingpong = kSpec.pingpong;
+  // Odd waves walk K backwards (spec.cuh; the scheduler's TileWork::k_step).
+  static constexpr bool kKSerpentine = kSpec.k_serpentine;
   static TC_HOST_DEVICE constexpr uint32_t warpgroup_row(uint32_t wg) {
     return kSplitColumns || kPingpong ? 0 : wg * kWarpgroupM;
   }
@@ -167,6 +169,9 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
   // parameters. Measured on the H200 (bench/results/2026-12-04-h200-producer-prologue.md): the
   // first load 90-380 cycles earlier, the time unchanged (26 rows, geomean 0.999).
   if constexpr (!Cfg::kDynamicUnits) c.unit_m = c.unit_n = 0;
+  // A wave is the launch's clusters, each a unit a round (static: UnitSource). Off, a constant 0,
+  // so that the scheduler's wave arithmetic folds away.
+  c.k_serpentine_wave = Cfg::kKSerpentine ? p.num_clusters : 0u;
   return c;
 }
 

@@ -155,6 +155,8 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
       const bool a_last = takes_last_a_box<Cfg>(kernel_problem<Cfg>(params).m, w.row);
       const uint32_t stage_tx = a_last ? params.a_last_stage_tx_bytes : uint32_t{Cfg::kStageTxBytes};
       for (uint32_t kk = 0; kk < w.num_k_steps; ++kk) {
+        // Serpentine K: odd waves load their k-blocks last to first (spec.cuh).
+        const uint32_t k_block = Cfg::kKSerpentine ? w.k_step(kk) : kk;
         ring.acquire(state, fresh_stages);
         stamp_first(Stamp::kFirstStageFree, first_load);
         uint64_t* full = ring.full_barrier(state.stage);
@@ -166,7 +168,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
           if (w.issue_a) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {
-              TileCoords<Cfg::kGemmType>::a(w, kk, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
+              TileCoords<Cfg::kGemmType>::a(w, k_block, Cfg::kBlockK, a_mn_major(Cfg::kLayout), box, c);
               load_box<kAlone>(a_last ? tma_a_last : tma_a, smem.a[state.stage] + box * Cfg::kATile.box_bytes, full, c,
                                w.a_mask, rank);
             }
@@ -174,7 +176,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
           if (w.issue_b) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kBTile.boxes; ++box) {
-              TileCoords<Cfg::kGemmType>::b(w, kk, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
+              TileCoords<Cfg::kGemmType>::b(w, k_block, Cfg::kBlockK, b_mn_major(Cfg::kLayout), box, c);
               load_box<kAlone>(tma_b, smem.b[state.stage] + box * Cfg::kBTile.box_bytes, full, c, w.b_mask, rank);
             }
           }

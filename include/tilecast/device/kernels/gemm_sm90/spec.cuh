@@ -78,6 +78,17 @@ struct GemmKernelSpec {
   // unswapped, no companion; with C and a bias the epilogue loader follows the turns
   // (epilogue_loader.cuh), and k-grouped k-tails are handed over by the turn's warpgroup (k_tail.cuh).
   bool pingpong = false;
+  // Serpentine K: the units of a static launch's odd waves (its (unit / clusters)-th round, odd)
+  // walk their K backwards, so that a wave starts on the K columns the wave before it ended on,
+  // which L2 still holds: where a wave's rows and columns over all of K overflow L2, forward waves
+  // each read their operands from HBM again (the LRU model of src/plan/l2_reuse.cpp: 8192^3 in
+  // 128x256 tiles 1.20 GB at the planner's band forward, 0.84 serpentine). Only the producer's K
+  // order changes (TileWork::k_step): the sums run in another order, so such tiles' bits differ
+  // from forward ones', the same run to run. Static launches (no companion: a claimed unit's wave
+  // is not its index's), every type but k-grouped (whose last k-step of a group is cleared:
+  // k_tail.cuh), not with fused_reduce (a register edge). Only when asked for
+  // (GemmConfig::k_serpentine).
+  bool k_serpentine = false;
 
   TC_HOST_DEVICE constexpr bool operator==(const GemmKernelSpec& o) const {
     return block_m == o.block_m && block_n == o.block_n && stages == o.stages && cluster == o.cluster &&
@@ -85,7 +96,7 @@ struct GemmKernelSpec {
            has_bias == o.has_bias && bias_type == o.bias_type && type == o.type &&
            contiguous_layout == o.contiguous_layout && dynamic_units == o.dynamic_units && split_k == o.split_k &&
            layout == o.layout && swap_ab == o.swap_ab && fused_reduce == o.fused_reduce && k_cluster == o.k_cluster &&
-           split_columns == o.split_columns && pingpong == o.pingpong;
+           split_columns == o.split_columns && pingpong == o.pingpong && k_serpentine == o.k_serpentine;
   }
 };
 
@@ -274,6 +285,12 @@ TC_HOST_DEVICE constexpr const char* gemm_spec_error(const GemmKernelSpec& s) {
   if (s.fused_reduce && s.swap_ab) return "fused_reduce is for unswapped kernels (swap_ab stores its own way)";
   if (s.fused_reduce && s.block_n > kFusedReduceMaxBlockN) return "fused_reduce takes tiles up to 144 wide";
   if (s.split_k && s.dynamic_units) return "split-K runs without a companion launch";
+  if (s.k_serpentine && s.dynamic_units)
+    return "k_serpentine runs without a companion launch (a claimed unit's wave is not its index's)";
+  if (s.k_serpentine && s.type == GemmType::kKGroupedContiguous)
+    return "k_serpentine is not for k-grouped GEMMs (a group's last k-step is the one cleared: k_tail.cuh)";
+  // Register edge (sm_90a, nvcc 13.0): a fused 128x128 with C and a bias spilled 20 bytes.
+  if (s.k_serpentine && s.fused_reduce) return "k_serpentine is not for fused_reduce kernels";
   return nullptr;
 }
 
@@ -299,13 +316,13 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a over the fields' bytes
   for (uint32_t f : fields)
     for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
-  // swap_ab, fused_reduce, k_cluster, split_columns and pingpong enter only when set, so that
-  // every spec without them keeps the fingerprint (and the generated source, and so the JIT cache
-  // entry) it had before the fields existed. Each enters as its own value (1, 2, k_cluster x 256, 4
-  // and 8), so that none can stand for another.
-  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u, s.fused_reduce ? 2u : 0u,
+  // swap_ab, fused_reduce, k_cluster, split_columns, pingpong and k_serpentine enter only when
+  // set, so that every spec without them keeps the fingerprint (and the generated source, and so
+  // the JIT cache entry) it had before the fields existed. Each enters as its own value (1, 2,
+  // k_cluster x 256, 4, 8 and 16), so that none can stand for another.
+  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u,          s.fused_reduce ? 2u : 0u,
                                   s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u,
-                                  s.pingpong ? 8u : 0u};
+                                  s.pingpong ? 8u : 0u,         s.k_serpentine ? 16u : 0u};
   for (uint32_t f : late_fields)
     if (f)
       for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
@@ -360,12 +377,21 @@ template <class Traits>
 TC_HOST_DEVICE constexpr bool pingpong(long) {
   return false;
 }
+// Traits::kKSerpentine where the traits have it, else false (written only when set, likewise).
+template <class Traits>
+TC_HOST_DEVICE constexpr auto k_serpentine(int) -> decltype(Traits::kKSerpentine, bool()) {
+  return Traits::kKSerpentine;
+}
+template <class Traits>
+TC_HOST_DEVICE constexpr bool k_serpentine(long) {
+  return false;
+}
 }  // namespace spec_detail
 
 // The spec a generated traits struct describes: the one place the kernel reads the field names
 // (the JIT writes them: src/api/gemm_source.cpp). A missing field fails to compile (kSwapAB,
-// kFusedReduce, kKCluster, kSplitColumns and kPingpong, which only the kernels that have them
-// carry, excepted).
+// kFusedReduce, kKCluster, kSplitColumns, kPingpong and kKSerpentine, which only the kernels that
+// have them carry, excepted).
 template <class Traits>
 TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   GemmKernelSpec s;
@@ -388,6 +414,7 @@ TC_HOST_DEVICE constexpr GemmKernelSpec spec_of() {
   s.k_cluster = spec_detail::k_cluster<Traits>(0);
   s.split_columns = spec_detail::split_columns<Traits>(0);
   s.pingpong = spec_detail::pingpong<Traits>(0);
+  s.k_serpentine = spec_detail::k_serpentine<Traits>(0);
   return s;
 }
 
