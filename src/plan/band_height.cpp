@@ -4,8 +4,8 @@
 // K fit there: past that each wave reads its own again, and a band h units tall, holding the wave
 // as h x G/h units, reads fewest at h = sqrt(G x unit columns / unit rows); where K is short, a band
 // sweeps its rows of A along N from L2, and a taller band reads B fewer times. Candidates: the
-// powers of two up to the grid's height, that square root and the whole height; kDefaultSwizzle
-// unless one reads kBandMinSaving less. Measured on the H200
+// powers of two from kLowestModelledBand up to the grid's height, that square root and the whole
+// height; kDefaultSwizzle unless one reads kBandMinSaving less. Measured on the H200
 // (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3 with 128x256 tiles on 132 SMs (16:
 // 1.20 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
 // 1.2% less time and 1.5-3% less energy than at 8. Unsplit static plans of more than one wave, of
@@ -25,6 +25,12 @@ namespace tilecast::plan {
 namespace {
 // The share of kDefaultSwizzle's HBM bytes another band must save to be taken.
 constexpr double kBandMinSaving = 0.05;
+// The lowest band weighed (where the grid is taller): the model met the H200's bytes within 3% at
+// bands 4, 8 and 16 and undercounted band 1's by a fifth (2.31 against 2.90 GB on 8192^3: a wave
+// over four rows of tiles drifts apart in K, which lockstep waves do not), so a band below this
+// could win on paper and lose on the chip. No plan of the suites took one (serpentine K, asked
+// for, did: 1 on 4096x2112x7168 and 4096x4096x7168).
+constexpr uint32_t kLowestModelledBand = 4;
 
 }  // namespace
 
@@ -51,12 +57,12 @@ uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const Devi
   const double unit_rows = static_cast<double>(t.unit_tiles_m()) * t.block_m;
   const double unit_cols = static_cast<double>(t.unit_tiles_n()) * t.block_n;
   std::vector<uint32_t> bands{tallest, static_cast<uint32_t>(std::lround(std::sqrt(resident_units * unit_cols / unit_rows)))};
-  for (uint32_t h = 1; h < tallest; h *= 2) bands.push_back(h);
+  for (uint32_t h = kLowestModelledBand; h < tallest; h *= 2) bands.push_back(h);
   const double at_default = hbm_bytes_at(kDefaultSwizzle);
   uint32_t best = kDefaultSwizzle;
   double best_bytes = at_default;
   for (uint32_t h : bands) {
-    h = std::clamp<uint32_t>(h, 1, tallest);
+    h = std::clamp<uint32_t>(h, std::min(kLowestModelledBand, tallest), tallest);
     // A band at least as tall as the grid walks it as any other such band does.
     if (std::min(h, units_m) == std::min(kDefaultSwizzle, units_m)) continue;
     const double bytes = hbm_bytes_at(h);
