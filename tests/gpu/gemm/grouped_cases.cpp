@@ -99,6 +99,17 @@ std::vector<GroupedCase> grouped_correctness_cases() {
     wgrad.config.max_sms = 4;
     out.push_back(wgrad);
   }
+  // Serpentine K (k_serpentine: odd waves load their k-blocks last to first) over the m-grouped
+  // forms' strained edges, on 4 SMs so that each cluster's units span many waves (masked: K = 200,
+  // no multiple of 64, so a reversed unit loads the partial k-step first).
+  for (const GroupedCase& base : {offsets, row_index, masked})
+    for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}}) {
+      GroupedCase c = with_tiles(base, cs);
+      c.what = "serpentine_edges";
+      c.config.k_serpentine = 1;
+      c.config.max_sms = 4;
+      out.push_back(c);
+    }
   // Nothing to compute: every expert empty (D untouched), every count 0, every K 0 (D = 0 or kept).
   out.push_back(with_tiles({"all_empty", GroupedForm::kOffsets, {0, 0, 0, 0}, 256, 128, 300}, {2, 1}));
   out.push_back(with_tiles({"all_empty", GroupedForm::kMasked, {0, 0, 0}, 256, 128, 200, 16}, {4, 1}));
