@@ -78,8 +78,8 @@ jit::KernelSpec gemm_kernel_source(const GemmKernelSpec& s) {
       .field("kSplitK", s.split_k)
       .field("tilecast::GemmLayout", "kLayout", layout_expression(s.layout));
   // Only where set: the other kernels' sources are the ones they were before swap_ab,
-  // fused_reduce, k_cluster, split_columns, pingpong and k_serpentine existed, so their JIT cache entries stay
-  // valid (spec_of reads a missing field as false).
+  // fused_reduce, k_cluster, split_columns, pingpong and k_serpentine existed, so their JIT cache
+  // entries stay valid (spec_of reads a missing field as false).
   if (s.swap_ab) source.field("kSwapAB", true);
   if (s.fused_reduce) source.field("kFusedReduce", true);
   if (s.k_cluster > 1) source.field("kKCluster", s.k_cluster);

@@ -15,8 +15,8 @@ constexpr uint64_t kBf16Bytes = 2;
 // A block of an operand in L2: a unit's rows of A or columns of B, in one group, over one slice
 // of K.
 struct BlockKey {
-  uint64_t group_and_unit;  // the group in the high half, the unit-row or unit-column in the low
-  uint32_t operand_and_slice;
+  uint64_t group_and_unit;     // the group in the high half, the unit-row or unit-column in the low
+  uint32_t operand_and_slice;  // 1 << 8 for B's blocks, 0 for A's; the slice of K in the low byte
   bool operator==(const BlockKey&) const = default;
 };
 struct BlockKeyHash {

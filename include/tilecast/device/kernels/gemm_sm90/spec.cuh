@@ -320,9 +320,12 @@ TC_HOST_DEVICE constexpr uint64_t spec_fingerprint(const GemmKernelSpec& s) {
   // set, so that every spec without them keeps the fingerprint (and the generated source, and so
   // the JIT cache entry) it had before the fields existed. Each enters as its own value (1, 2,
   // k_cluster x 256, 4, 8 and 16), so that none can stand for another.
-  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u,          s.fused_reduce ? 2u : 0u,
-                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u, s.split_columns ? 4u : 0u,
-                                  s.pingpong ? 8u : 0u,         s.k_serpentine ? 16u : 0u};
+  const uint32_t late_fields[] = {s.swap_ab ? 1u : 0u,
+                                  s.fused_reduce ? 2u : 0u,
+                                  s.k_cluster > 1 ? s.k_cluster * 256u : 0u,
+                                  s.split_columns ? 4u : 0u,
+                                  s.pingpong ? 8u : 0u,
+                                  s.k_serpentine ? 16u : 0u};
   for (uint32_t f : late_fields)
     if (f)
       for (uint32_t byte = 0; byte < 4; ++byte) h = (h ^ ((f >> (8 * byte)) & 0xFFu)) * 1099511628211ull;
