@@ -51,7 +51,7 @@ uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const Devi
   const auto hbm_bytes_at = [&](uint32_t band) {
     TileConfig banded = t;
     banded.swizzle = band;
-    return operand_hbm_bytes(p, banded, resident_units, f.l2_bytes);
+    return operand_hbm_bytes(p, banded, resident_units, f.l2_bytes, plan.main.kernel.k_serpentine);
   };
   const uint32_t tallest = std::min(units_m, kMaxSwizzle);
   const double unit_rows = static_cast<double>(t.unit_tiles_m()) * t.block_m;

@@ -68,7 +68,7 @@ class LruBytes {
 }  // namespace
 
 double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule, uint32_t resident_units,
-                         uint64_t l2_bytes) {
+                         uint64_t l2_bytes, bool k_serpentine) {
   if (problem.k_splits != 1) throw std::invalid_argument("operand_hbm_bytes models unsplit walks only");
   const bool reads_group_data = problem.type == GemmType::kMGroupedContiguous ||
                                 problem.type == GemmType::kMGroupedMasked ||
@@ -80,7 +80,7 @@ double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule,
   const uint32_t unit_cols = schedule.unit_tiles_n() * schedule.block_n;
   // Each unit as the device's scheduler walks them, grid after grid (rank 0 of a unit's first
   // cluster sits at the unit's origin; with a row-index layout its tile names the expert).
-  TileScheduler scheduler(problem, schedule, 0);
+  TileScheduler scheduler(problem, schedule, 0, k_serpentine ? resident_units : 0);
   std::vector<WalkedUnit> units;
   for (uint32_t u = 0; scheduler.seek(u); ++u) {
     const TileWork w = scheduler.work_of(0, 0);

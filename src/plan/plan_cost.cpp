@@ -390,8 +390,6 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   }
   const uint32_t launch_cluster = cs.size() * k.k_cluster;
   plan.main.clusters = static_cast<uint32_t>(std::min<uint64_t>(f.clusters_for(launch_cluster, plan.sm_budget), units));
-  // A wave of a static launch is its clusters, a unit each (the kernel's kernel_schedule says the same).
-  if (k.k_serpentine) plan.schedule.k_serpentine_wave = plan.main.clusters;
   if (plan.main.clusters == 0) {
     misfit = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) +
              (k.k_cluster > 1 ? " x " + std::to_string(k.k_cluster) + " slices" : std::string()) + " does not fit in " +

@@ -23,10 +23,10 @@ inline constexpr uint32_t kL2ReuseChunks = 8;
 
 // HBM bytes of A and B read by `resident_units` units in lockstep walking `problem` (unsplit; any
 // type, grouped ones with group data in host memory, each group's grid after the last, as the
-// scheduler walks them) in `schedule`'s order (its band, and with k_serpentine_wave its odd waves'
-// K backwards), with an L2 of `l2_bytes`. At least A's and B's bytes (each read once), at most
+// scheduler walks them) in `schedule`'s order (its band; with `k_serpentine` the odd waves walk K
+// backwards), with an L2 of `l2_bytes`. At least A's and B's bytes (each read once), at most
 // every unit reading its own.
 double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule, uint32_t resident_units,
-                         uint64_t l2_bytes);
+                         uint64_t l2_bytes, bool k_serpentine = false);
 
 }  // namespace tilecast::plan

@@ -789,24 +789,23 @@ TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).describe().find(" band "), std::string::npos);
 }
 
-// Serpentine K (k_serpentine=1), only when asked for: the kernel's spec carries it, the schedule's
-// wave is the launch's clusters (a unit each), and the band is the one that reads least with odd
-// waves walking K backwards (l2_reuse.hpp): on 8192^3, 32 (0.84 GB in the model) where forward
-// waves take 16 (1.20 GB). Refused where it cannot run, with the reason.
+// Serpentine K (k_serpentine=1), only when asked for: the kernel's spec carries it, and the band is
+// the one that reads least with odd waves walking K backwards (l2_reuse.hpp): on 8192^3, 32 (0.84
+// GB in the model) where forward waves take 16 (1.20 GB). Refused where it cannot run, with the
+// reason.
 TEST(GemmPlanner, SerpentineKOnlyWhenAskedForWithItsOwnBand) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
   const GemmConfig wide = wide_tiles();
   const GemmPlan forward = plan_gemm(dense(8192, 8192, 8192), h200, wide);
   EXPECT_FALSE(forward.main.kernel.k_serpentine);
-  EXPECT_EQ(forward.schedule.k_serpentine_wave, 0u);
   GemmConfig serpentine = wide;
   serpentine.k_serpentine = 1;
   const GemmPlan p = plan_gemm(dense(8192, 8192, 8192), h200, serpentine);
   EXPECT_TRUE(p.main.kernel.k_serpentine);
-  EXPECT_EQ(p.schedule.k_serpentine_wave, p.main.clusters);
   EXPECT_EQ(p.schedule.swizzle, 32u);
   EXPECT_EQ(forward.schedule.swizzle, 16u);
-  const double serpentine_bytes = operand_hbm_bytes(p.kernel_problem(), p.schedule, p.main.clusters, h200.l2_bytes);
+  const double serpentine_bytes =
+      operand_hbm_bytes(p.kernel_problem(), p.schedule, p.main.clusters, h200.l2_bytes, true);
   const double forward_bytes =
       operand_hbm_bytes(forward.kernel_problem(), forward.schedule, forward.main.clusters, h200.l2_bytes);
   EXPECT_LT(serpentine_bytes, 0.75 * forward_bytes);

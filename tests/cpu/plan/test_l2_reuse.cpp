@@ -117,22 +117,20 @@ TEST(L2Reuse, GroupedWalksReadEachGroupsOwnOperands) {
     }
 }
 
-// Serpentine K (odd waves walk K backwards, TileConfig::k_serpentine_wave): each wave starts on
+// Serpentine K (odd waves walk K backwards, GemmKernelSpec::k_serpentine): each wave starts on
 // the K columns the one before ended on, still in L2. On 8192^3 in 128x256 tiles at bands 16 and
 // 32 it reads a quarter to two fifths less than forward waves; the order moves nothing where L2
 // holds everything or nothing, and the bounds hold.
 TEST(L2Reuse, SerpentineKReadsWhatTheWaveBeforeLeft) {
   const GemmProblem p = dense(8192, 8192, 8192);
   for (uint32_t band : {16u, 32u}) {
-    TileConfig serpentine = tiles(128, 256, band);
-    serpentine.k_serpentine_wave = 132;
-    const double forward = operand_hbm_bytes(p, tiles(128, 256, band), 132, kH200L2);
-    const double reversed = operand_hbm_bytes(p, serpentine, 132, kH200L2);
+    const TileConfig t = tiles(128, 256, band);
+    const double forward = operand_hbm_bytes(p, t, 132, kH200L2);
+    const double reversed = operand_hbm_bytes(p, t, 132, kH200L2, true);
     EXPECT_LT(reversed, 0.8 * forward) << band;
     EXPECT_GT(reversed, operands(p)) << band;
-    EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, serpentine, 132, uint64_t{1} << 40), operands(p)) << band;
-    EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, serpentine, 132, 0), operand_hbm_bytes(p, tiles(128, 256, band), 132, 0))
-        << band;
+    EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, t, 132, uint64_t{1} << 40, true), operands(p)) << band;
+    EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, t, 132, 0, true), operand_hbm_bytes(p, t, 132, 0)) << band;
   }
 }
 

@@ -258,11 +258,10 @@ TEST(PlanCases, SerpentineKReversesTheOddWavesWholeClusters) {
     for (const ClusterShape& cs : {ClusterShape{1, 1}, ClusterShape{2, 1}, ClusterShape{1, 4}}) {
       TileConfig c = config(cs.m, cs.n);
       c.swizzle = 3;
-      c.k_serpentine_wave = wave;
       for (uint32_t unit = 0;; ++unit) {
         bool any = false;
         for (uint32_t r = 0; r < cs.size(); ++r) {
-          TileScheduler s(p, c, r);
+          TileScheduler s(p, c, r, wave);
           if (!s.seek(unit)) break;
           any = true;
           const TileWork w = s.work(0);

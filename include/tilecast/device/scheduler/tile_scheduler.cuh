@@ -37,10 +37,6 @@ struct TileConfig {
   // copies of `cluster` along K. Copy s (launch rank / cluster.size() == s) computes slice s of the
   // same tiles, so the walk holds k_splits / k_cluster grids per group, not k_splits.
   uint32_t k_cluster = 1;
-  // Serpentine K (GemmKernelSpec::k_serpentine): the units of a static launch's wave w (units
-  // w x k_serpentine_wave up to the next wave's), w odd, walk their K backwards. The launch's
-  // clusters; 0: every unit walks K forwards.
-  uint32_t k_serpentine_wave = 0;
 
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_m() const { return unit_m ? unit_m : cluster.m; }
   TC_HOST_DEVICE constexpr uint32_t unit_tiles_n() const { return unit_n ? unit_n : cluster.n; }
@@ -84,7 +80,7 @@ struct TileWork {
   uint16_t b_mask = 0;       // cluster ranks that receive this CTA's B tile (self included)
   bool issue_a = false;      // this CTA issues the A load for a_mask (the lowest rank in it)
   bool issue_b = false;
-  bool k_reverse = false;    // the unit walks its K backwards (TileConfig::k_serpentine_wave)
+  bool k_reverse = false;    // the unit walks its K backwards (serpentine K: TileScheduler's wave)
 
   // The k-block (of block_k columns from k_begin) that the tile's kk-th k-step loads.
   TC_HOST_DEVICE constexpr uint32_t k_step(uint32_t kk) const { return k_reverse ? num_k_steps - 1 - kk : kk; }
@@ -94,11 +90,18 @@ class TileScheduler {
  public:
   // `cta_rank`: the CTA's rank in its launch cluster (cluster.size() * k_cluster CTAs), split only
   // where k_cluster > 1 (a constant in the kernel), so that the other kernels' code is as it was.
-  TC_HOST_DEVICE TileScheduler(const GemmProblem& problem, const TileConfig& config, uint32_t cta_rank)
+  // `k_serpentine_wave` (serpentine K, GemmKernelSpec::k_serpentine): the units of a static
+  // launch's wave w (units w x k_serpentine_wave up to the next wave's), w odd, walk their K
+  // backwards; the launch's clusters, or 0: every unit walks K forwards. An argument, not a
+  // TileConfig field, so that the kernels' parameters (GemmParams holds a TileConfig) keep their
+  // layout, and a kernel without it its code (a constant 0 there).
+  TC_HOST_DEVICE TileScheduler(const GemmProblem& problem, const TileConfig& config, uint32_t cta_rank,
+                               uint32_t k_serpentine_wave = 0)
       : p_(problem),
         c_(config),
         rank_(config.k_cluster > 1 ? cta_rank % config.cluster.size() : cta_rank),
-        k_rank_(config.k_cluster > 1 ? cta_rank / config.cluster.size() : 0) {
+        k_rank_(config.k_cluster > 1 ? cta_rank / config.cluster.size() : 0),
+        k_serpentine_wave_(k_serpentine_wave) {
     valid_ = load_group(0, 0, 0);
   }
 
@@ -122,7 +125,7 @@ class TileScheduler {
     }
     if (!valid_) return false;
     place_unit(unit - grid_.first_unit);
-    k_reverse_ = c_.k_serpentine_wave != 0 && (unit / c_.k_serpentine_wave) % 2 == 1;
+    k_reverse_ = k_serpentine_wave_ != 0 && (unit / k_serpentine_wave_) % 2 == 1;
     return true;
   }
 
@@ -284,6 +287,7 @@ class TileScheduler {
   TileConfig c_;
   uint32_t rank_;    // in the cluster of cluster.m x cluster.n tiles
   uint32_t k_rank_;  // which of the k_cluster copies of that cluster: the CTA's slice in its grid
+  uint32_t k_serpentine_wave_;  // units a wave with serpentine K, else 0 (the constructor)
   GroupGrid grid_{};
   bool valid_ = false;
   uint32_t unit_m0_ = 0, unit_n0_ = 0;  // the current unit's first tile (place_unit)

@@ -169,9 +169,6 @@ TC_HOST_DEVICE TileConfig kernel_schedule(const GemmParams& p) {
   // parameters. Measured on the H200 (bench/results/2026-12-04-h200-producer-prologue.md): the
   // first load 90-380 cycles earlier, the time unchanged (26 rows, geomean 0.999).
   if constexpr (!Cfg::kDynamicUnits) c.unit_m = c.unit_n = 0;
-  // A wave is the launch's clusters, each a unit a round (static: UnitSource). Off, a constant 0,
-  // so that the scheduler's wave arithmetic folds away.
-  c.k_serpentine_wave = Cfg::kKSerpentine ? p.num_clusters : 0u;
   return c;
 }
 

@@ -130,7 +130,10 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
                             const TmaDescriptor& tma_b, const GemmParams& params, uint32_t cluster_id, uint32_t rank) {
   constexpr bool kAlone = Cfg::kClusterSize == 1;  // every load is this CTA's own (load_box)
   stamp(Stamp::kProducerIn);
-  TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank);
+  // Serpentine K: a wave is the launch's clusters, each a unit a round (static: UnitSource). Off, a
+  // constant 0, so that the scheduler's wave arithmetic folds away.
+  TileScheduler scheduler(kernel_problem<Cfg>(params), kernel_schedule<Cfg>(params), rank,
+                          Cfg::kKSerpentine ? params.num_clusters : 0u);
   UnitSource<Cfg> units(smem, params, cluster_id, rank);
   const StageRing<Cfg::kOperandRing> ring = operand_ring(smem, params);
   const StageRing<Cfg::kTileRing> tiles = tile_ring(smem, params);
