@@ -10,13 +10,16 @@
 //
 // Without a GPU (or with one) the device is a model of DeviceFacts: the H200's unless --device
 // names another, or --arch sm100 (plans only: the B200 model). --facts prints how its rates were
-// derived.
+// derived. Last, for an unsplit static plan, what the L2 model (l2_reuse.hpp) says its walk reads
+// of A and B from HBM: the figure to hold against Nsight Compute's dram__bytes_read.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "tilecast/plan/gemm_plan.hpp"
+#include "tilecast/plan/grouped_surrogate.hpp"
+#include "tilecast/plan/l2_reuse.hpp"
 
 namespace {
 
@@ -134,7 +137,21 @@ int main(int argc, char** argv) {
                 with_c && type == GemmType::kNormal ? " +C" : "", format_config(config).c_str(), facts.name.c_str(),
                 facts.num_sms, plan::arch_spec(facts.arch).name,
                 plan::arch_spec(facts.arch).runs_kernels ? "" : ": plans only, no kernel");
-    std::fputs(plan::format_plans(plan::rank_plans(desc, facts, config), static_cast<size_t>(top)).c_str(), stdout);
+    const std::vector<plan::GemmPlan> ranked = plan::rank_plans(desc, facts, config);
+    std::fputs(plan::format_plans(ranked, static_cast<size_t>(top)).c_str(), stdout);
+    const plan::GemmPlan& chosen = ranked.front();
+    if (chosen.k_splits == 1 && !chosen.companion) {
+      // Played on the planner's surrogate of the group data, as the band was chosen.
+      const plan::PlanningProblem played = plan::planning_problem(desc);
+      GemmProblem walked = played.problem();
+      if (chosen.main.kernel.swap_ab) std::swap(walked.m, walked.n);
+      const double once = plan::operand_hbm_bytes(walked, chosen.schedule, chosen.main.clusters, uint64_t{1} << 62);
+      const double read = plan::operand_hbm_bytes(walked, chosen.schedule, chosen.main.clusters, facts.l2_bytes,
+                                                  chosen.main.kernel.k_serpentine);
+      std::printf("L2 model: the walk reads %.3f GB of A and B from HBM (each once: %.3f GB; band %u, K %s)\n",
+                  read / 1e9, once / 1e9, chosen.schedule.swizzle,
+                  chosen.main.kernel.k_serpentine ? "serpentine" : "forward");
+    }
   } catch (const Error& e) {
     std::fprintf(stderr, "tilecast-plan: %s\n", e.what());
     return 1;
