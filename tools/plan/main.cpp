@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tilecast/plan/gemm_plan.hpp"
 #include "tilecast/plan/grouped_surrogate.hpp"
