@@ -41,11 +41,11 @@ constexpr double kTieFraction = 0.05;
 // in the cluster 12.9-13.0 us against 14.5-14.7 in 12 through the reduce kernel; 64x576x7168
 // 11.5-11.6 against 13.2-13.5; 8x768x7168 12.2-12.4 against 14.1-14.3;
 // bench/results/2026-12-02-h200-decode-splits.md). What they miss is not measured apart: what
-// more slices cost beyond their workspace bytes (kReduceLaunchUs is stated, not calibrated). Of
-// the rows with K >= 10240 and N <= 1024 that it left (estimated 11-25% slower, 8-13% faster),
-// 7x1000x16384 and 8x1024x16384 take the cluster-summed split since operand reads are charged at
-// the rate they reach (kOperandStreamHbmFraction); 1x768x16384 keeps the reduce kernel's, 8.5%
-// behind a swapped plan (bench/results/2026-12-02-h200-operand-stream.md).
+// more slices cost beyond their workspace bytes (plan_cost.cpp's kReduceLaunchUs is stated, not
+// calibrated). Of the rows with K >= 10240 and N <= 1024 that it left (estimated 11-25% slower,
+// 8-13% faster), 7x1000x16384 and 8x1024x16384 take the cluster-summed split since operand reads
+// are charged at the rate they reach (plan_cost.cpp, kOperandStreamHbmFraction); 1x768x16384 keeps
+// the reduce kernel's, 8.5% behind a swapped plan (bench/results/2026-12-02-h200-operand-stream.md).
 constexpr double kClusterSumTieFraction = 0.10;
 // K-grouped plans break ties for a cluster of 2 along M before the smaller cluster: on all six
 // k-grouped rows measured (FP32 out, accumulating; the kgrouped suite and DeepSeek-V3's 32 groups,
@@ -82,9 +82,9 @@ constexpr uint32_t kSplitTileM = 128, kSplitTileN = 256;
 // (bench/results/2026-12-04-h200-pingpong.md, run D; 2026-12-04-h200-pingpong-epilogues.md, runs
 // D and G). Where the unswapped plan is unsplit (n = 7168 of the same list) the swapped pick stays.
 // On n = 4096 the unswapped plan was the unsplit 64x64, which ran 33-34 us against the swapped
-// pick's 27-28, until the stream term charged its ring's turn (kHbmRingTurnUs): now it is 64x64 in
-// 2 slices summed in the cluster, 3-5% faster than the swapped pick in one loop (1x4096x4096, 1x,
-// 8x and 16x4096x7168; bench/results/2026-12-04-h200-ring-turn.md, runs A and D).
+// pick's 27-28, until the stream term charged its ring's turn (plan_cost.cpp, kHbmRingTurnUs): now
+// it is 64x64 in 2 slices summed in the cluster, 3-5% faster than the swapped pick in one loop
+// (1x4096x4096, 1x, 8x and 16x4096x7168; bench/results/2026-12-04-h200-ring-turn.md, runs A and D).
 constexpr uint32_t kAutoSwapMaxM = 16;
 constexpr uint32_t kAutoSwapMinN = 2048;
 
@@ -334,10 +334,10 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   const std::vector<uint32_t> swap_bms{kSwapBlockM};
   const std::vector<uint32_t> swap_bns{o.block_n ? o.block_n : std::min(kSwapMaxM, (p.m + 7) / 8 * 8)};
   // Where split slices are summed: by the reduce kernel, or in the GEMM where the caller asks
-  // (kFusedReduceLatencyUs says why auto does not).
+  // (plan_cost.cpp's kFusedReduceLatencyUs says why auto does not).
   const SliceSum sum = cluster_sum ? SliceSum::kCluster : o.fused_reduce == 1 ? SliceSum::kFused : SliceSum::kReduceKernel;
   // Auto also weighs the splits of 2, 4 and 8 summed across a cluster, with 1x1 clusters of tiles,
-  // where one wave of clusters holds every tile (kClusterReduceLatencyUs says why).
+  // where one wave of clusters holds every tile (plan_cost.cpp's kClusterReduceLatencyUs says why).
   const bool auto_cluster_sum = arch.runs_kernels && o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap &&
                                 splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
   // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the last misfit
