@@ -61,10 +61,13 @@ uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const Devi
   const double at_default = hbm_bytes_at(kDefaultSwizzle);
   uint32_t best = kDefaultSwizzle;
   double best_bytes = at_default;
+  std::vector<uint32_t> tried;
   for (uint32_t h : bands) {
     h = std::clamp<uint32_t>(h, std::min(kLowestModelledBand, tallest), tallest);
-    // A band at least as tall as the grid walks it as any other such band does.
-    if (std::min(h, units_m) == std::min(kDefaultSwizzle, units_m)) continue;
+    // A band at least as tall as the grid walks it as any other such band does; each is played once.
+    if (std::min(h, units_m) == std::min(kDefaultSwizzle, units_m) || std::ranges::find(tried, h) != tried.end())
+      continue;
+    tried.push_back(h);
     const double bytes = hbm_bytes_at(h);
     if (bytes < best_bytes) {
       best = h;

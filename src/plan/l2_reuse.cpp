@@ -26,10 +26,14 @@ struct BlockKeyHash {
 };
 
 // One unit of the walk: its group, its place in the group's grid (in units), the rows of A and
-// columns of B it reads, its group's K, and whether it walks K backwards (serpentine K).
+// columns of B it reads, its group's K in `slices` slices of whole k-steps (kL2ReuseChunks, fewer
+// where K has fewer steps; none for an empty k-group), and whether it walks them backwards
+// (serpentine K).
 struct WalkedUnit {
   uint32_t group, row, col, k;
   uint64_t rows, cols;
+  uint64_t slice_cols;
+  uint32_t slices;
   bool k_reverse;
 };
 
@@ -86,8 +90,11 @@ double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule,
     const TileWork w = scheduler.work_of(0, 0);
     const GroupGrid& grid = scheduler.grid();
     const uint32_t row = w.m_block / schedule.unit_tiles_m(), col = w.n_block / schedule.unit_tiles_n();
+    const uint32_t k_steps = ceil_div(grid.k, schedule.block_k);
+    const uint32_t slice_steps = k_steps ? ceil_div(k_steps, kL2ReuseChunks) : 1;
     units.push_back({w.group, row, col, grid.k, std::min<uint64_t>(unit_rows, grid.rows - uint64_t{row} * unit_rows),
-                     std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols), w.k_reverse});
+                     std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols),
+                     uint64_t{slice_steps} * schedule.block_k, ceil_div(k_steps, slice_steps), w.k_reverse});
   }
   LruBytes l2(l2_bytes);
   for (size_t first = 0; first < units.size(); first += resident_units) {
@@ -95,16 +102,9 @@ double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule,
     for (uint32_t step = 0; step < kL2ReuseChunks; ++step) {
       for (size_t i = first; i < end; ++i) {
         const WalkedUnit& u = units[i];
-        // The unit's K in kL2ReuseChunks slices of whole k-steps (fewer where K has fewer steps),
-        // walked last to first where the unit walks K backwards.
-        const uint32_t k_steps = ceil_div(u.k, schedule.block_k);
-        if (k_steps == 0) continue;  // an empty k-group reads nothing
-        const uint32_t slice_steps = ceil_div(k_steps, kL2ReuseChunks);
-        const uint32_t slices = ceil_div(k_steps, slice_steps);
-        if (step >= slices) continue;
-        const uint32_t c = u.k_reverse ? slices - 1 - step : step;
-        const uint64_t slice = uint64_t{slice_steps} * schedule.block_k;
-        const uint64_t k_cols = std::min(slice, u.k - uint64_t{c} * slice);
+        if (step >= u.slices) continue;
+        const uint32_t c = u.k_reverse ? u.slices - 1 - step : step;  // the slice this step reads
+        const uint64_t k_cols = std::min(u.slice_cols, u.k - uint64_t{c} * u.slice_cols);
         const uint64_t group = uint64_t{u.group} << 32;
         l2.touch({group | u.row, c}, u.rows * k_cols * kBf16Bytes);
         l2.touch({group | u.col, (1u << 8) | c}, u.cols * k_cols * kBf16Bytes);

@@ -35,7 +35,7 @@ struct Options {
   bool plan_only = false, show_plan = false;
   double energy_s = 2.0;  // --suite mcast, --sustained: seconds of the sustained loop per config (0: none)
   bool ncu_pass = false;  // --ncu-pass: each config once for Nsight Compute (multicast_worth.hpp)
-  bool sustained = false;  // --sustained: the --shape rows timed and metered as --suite mcast's
+  bool sustained = false;  // --sustained: the --shape and --suite rows timed and metered as --suite mcast's
   double peak_tflops = 0, peak_tb_per_s = 0;  // 0: DeviceFacts
   uint64_t seed = 0;
   bool seed_given = false;
