@@ -113,6 +113,7 @@ struct Runner {
         const SweepConfig& sc = sweep->configs[rows.size() - 2];
         r.sweep = true;
         r.heuristic_pick = sc.heuristic_pick;
+        r.serpentine_twin = sc.serpentine_twin;
         r.sweep_rank = rows.size() - 1;
         r.predicted_us = sc.plan.cost.total_us;
         if (progress) progress->tick();
@@ -185,7 +186,7 @@ struct Runner {
     for (const ExtraBaseline& e : extra) {
       if (rows.empty()) break;
       Row r = rows.front();
-      r.sweep = r.heuristic_pick = false;
+      r.sweep = r.heuristic_pick = r.serpentine_twin = false;
       r.cublas = e.m;
       r.cublas_variant = e.variant;
       r.cublas_algo = e.algo;

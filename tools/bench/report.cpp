@@ -244,6 +244,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
     if (r.sweep || r.predicted_us > 0) {
       j.key("sweep").begin_object();
       j.field("forced_config", r.sweep).field("heuristic_pick", r.heuristic_pick);
+      j.field("serpentine_twin", r.serpentine_twin);
       j.field("model_rank", static_cast<int64_t>(r.sweep_rank)).field("predicted_us", r.predicted_us);
       j.end_object();
     }

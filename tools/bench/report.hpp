@@ -42,6 +42,7 @@ struct Row {
   // --sweep: a row of a config forced from the planner's candidates (the "auto" row is not one),
   // with the model's rank (1: cheapest predicted) and estimate; the auto row gets the pick's.
   bool sweep = false, heuristic_pick = false;
+  bool serpentine_twin = false;  // the pick's plan with serpentine K (SweepConfig::serpentine_twin)
   size_t sweep_rank = 0;
   double predicted_us = 0;
   // Whose time the cuBLAS columns hold: "" the cuBLAS column's (what users get); "careful" or

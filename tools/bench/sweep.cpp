@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -109,6 +110,27 @@ std::vector<SweepConfig> within_limit(std::vector<SweepConfig> ranked, size_t li
   return out;
 }
 
+// The pick with serpentine K (k_serpentine=1, its own band), where the caller left it to the
+// planner and it changes what runs: a static launch of more than one wave that the planner does
+// not refuse it (a companion, k-grouped, fused_reduce). Serpentine K is asked for only, never
+// picked, until measured; the model of L2 puts it 30% under forward K's HBM reads on 8192^3 and
+// 11% over on 4096x2112x7168 (src/plan/l2_reuse.cpp), a difference the cost's terms do not see
+// (they count each operand's first touch), so timing it beside every pick is what decides.
+std::optional<SweepConfig> serpentine_twin(const plan::GemmDesc& desc, const plan::DeviceFacts& facts,
+                                           const GemmConfig& base, const plan::GemmPlan& pick) {
+  if (base.k_serpentine != -1 || pick.main.kernel.dynamic_units || pick.main.kernel.k_serpentine) return std::nullopt;
+  if (pick.cost.waves <= 1.0) return std::nullopt;  // one wave: no odd wave to reverse
+  GemmConfig c = forcing(pick, base);
+  c.k_serpentine = 1;
+  c.swizzle = 0;  // serpentine K's own band (band_height plays the walk it makes)
+  try {
+    plan::GemmPlan p = plan::rank_plans(desc, facts, c).front();
+    return SweepConfig{c, std::move(p), false, true};
+  } catch (const Error&) {
+    return std::nullopt;  // refused for this plan's kind
+  }
+}
+
 }  // namespace
 
 std::string plan_key(const plan::GemmPlan& p) {
@@ -119,7 +141,8 @@ std::string plan_key(const plan::GemmPlan& p) {
     << (p.schedule.multicast_b && k.cluster.m > 1 ? "B" : "-") << " x" << p.main.clusters
     << (k.dynamic_units ? " dyn" : "") << " split" << p.k_splits << " swz" << p.schedule.swizzle << " sms"
     << p.sm_budget << (k.swap_ab ? " swap-AB" : "") << (k.k_cluster > 1 ? " in-cluster" : "")
-    << (k.split_columns ? " split-columns" : "") << (k.pingpong ? " ping-pong" : "");
+    << (k.split_columns ? " split-columns" : "") << (k.pingpong ? " ping-pong" : "")
+    << (k.k_serpentine ? " serpentine" : "");
   if (p.companion)
     s << " + " << p.companion->clusters << "x(" << p.companion->kernel.cluster.m << "x" << p.companion->kernel.cluster.n
       << ")";
@@ -170,6 +193,10 @@ Sweep sweep_configs(const plan::GemmDesc& desc, const plan::DeviceFacts& facts, 
   Sweep s;
   s.total = all.size();
   if (limit && all.size() > limit) all = within_limit(std::move(all), limit);
+  if (std::optional<SweepConfig> twin = serpentine_twin(desc, facts, base, pick)) {
+    all.insert(all.begin() + 1, std::move(*twin));
+    ++s.total;
+  }
   s.configs = std::move(all);
   return s;
 }
@@ -246,12 +273,13 @@ std::string sweep_listing(const std::vector<BenchProblem>& problems, const GemmC
 std::string format_sweep(const Sweep& s) {
   std::ostringstream out;
   out << "sweep: " << s.configs.size() << " of " << s.total
-      << " configs, cheapest predicted first (the heuristic's pick first; \"auto\" is timed beside them)\n";
+      << " configs, cheapest predicted first (the heuristic's pick first, then the pick with serpentine K where it "
+         "applies; \"auto\" is timed beside them)\n";
   char line[96];
   for (size_t i = 0; i < s.configs.size(); ++i) {
     const SweepConfig& c = s.configs[i];
     std::snprintf(line, sizeof line, "%4zu %9.1f us  ", i + 1, c.plan.cost.total_us);
-    out << line << format_config(c.config) << (c.heuristic_pick ? "  (pick)" : "") << "\n";
+    out << line << format_config(c.config) << (c.heuristic_pick ? "  (pick)" : c.serpentine_twin ? "  (the pick, serpentine K)" : "") << "\n";
     out << "                    " << c.plan.describe() << "\n";
   }
   return out.str();

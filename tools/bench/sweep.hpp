@@ -24,17 +24,22 @@ struct SweepConfig {
   GemmConfig config;  // the overrides that make the planner emit `plan`
   plan::GemmPlan plan;
   bool heuristic_pick = false;  // the planner's first choice for the caller's overrides
+  // The pick with serpentine K (k_serpentine=1), listed second and timed beyond the limit: the
+  // planner never takes it by itself, and the model's costs cannot tell it from the pick.
+  bool serpentine_twin = false;
 };
 
 struct Sweep {
-  std::vector<SweepConfig> configs;  // the pick first, then cheapest predicted first
-  size_t total = 0;                  // distinct plans before the limit
+  std::vector<SweepConfig> configs;  // the pick first (then its serpentine twin), then cheapest predicted first
+  size_t total = 0;                  // distinct plans before the limit (the twin included)
 };
 
 // The planner's candidates over every cluster shape, with each multicast operand that has peers
 // in the cluster switched off in turn, and the companion launch for clusters of 4, each set of
 // overrides ranked by plan::rank_plans (tile shapes and split-K counts are its enumeration).
-// Fields `base` sets are kept: the sweep varies only what the caller left to the planner.
+// Fields `base` sets are kept: the sweep varies only what the caller left to the planner. Where
+// the caller left k_serpentine to it and the pick is a static launch of more than one wave, the
+// pick with serpentine K comes second (SweepConfig::serpentine_twin), beyond the limit.
 // Duplicate plans (an override that changes nothing) are listed once. limit 0: no limit.
 // Throws tilecast::Error when the planner refuses `base` itself.
 Sweep sweep_configs(const plan::GemmDesc& desc, const plan::DeviceFacts& facts, const GemmConfig& base,

@@ -13,6 +13,7 @@ struct ProblemOutcome {
   const Row* pick = nullptr;  // the heuristic's own call
   const Row* best = nullptr;  // the fastest row that ran and passed its check, the pick included
   const Row* forced_pick = nullptr;  // the pick's plan forced by its config: auto's twin
+  const Row* serpentine = nullptr;   // the pick's plan with serpentine K, where the sweep had it
   std::vector<const Row*> configs;
   size_t failed = 0, errors = 0;
 
@@ -33,6 +34,7 @@ std::map<size_t, ProblemOutcome> outcomes(const std::vector<Row>& rows) {
     if (r.sweep) {
       o.configs.push_back(&r);
       if (r.heuristic_pick) o.forced_pick = &r;
+      if (r.serpentine_twin) o.serpentine = &r;
       o.failed += r.verified && !r.verify_pass;
       o.errors += r.tilecast_status == "error";
     } else if (!o.pick) {
@@ -63,6 +65,16 @@ std::string best_config(const ProblemOutcome& o) {
   return o.best->config + (o.best->heuristic_pick ? " (forced pick)" : "");
 }
 
+// Serpentine K's time over the forward pick's, both forced in the same loop (below 1: serpentine
+// ran faster); "-" where the sweep had no twin or one of them did not run.
+std::string serpentine_ratio(const ProblemOutcome& o) {
+  if (!o.serpentine || !o.forced_pick || !o.serpentine->tilecast.ran || !o.forced_pick->tilecast.ran) return "-";
+  if (!ProblemOutcome::passed(*o.serpentine)) return "FAIL";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", o.serpentine->tilecast.t.median_us / o.forced_pick->tilecast.t.median_us);
+  return buf;
+}
+
 std::string target_line(const std::map<size_t, ProblemOutcome>& all) {
   size_t within = 0;
   for (const auto& [i, o] : all) within += o.within_target();
@@ -91,6 +103,14 @@ std::string sweep_summary_text(const std::vector<Row>& rows) {
     s << buf;
   }
   s << "  " << target_line(all) << "\n";
+  bool any_serpentine = false;
+  for (const auto& [i, o] : all)
+    if (o.serpentine) {
+      s << (any_serpentine ? "; " : "  serpentine K / the pick's plan forced (below 1: serpentine faster): ")
+        << o.configs.front()->problem.label() << " " << serpentine_ratio(o);
+      any_serpentine = true;
+    }
+  if (any_serpentine) s << "\n";
   return s.str();
 }
 
@@ -103,10 +123,12 @@ std::string sweep_markdown(const std::vector<Row>& rows) {
        "(tile and cluster shapes, multicast on and off, split-K counts, the companion; the model's cheapest first, "
        "`--sweep-limit` of them, the cheapest of each tile height among them), all timed in one loop with cuBLAS and each checked like the rows above. "
        "`gap` = pick time / best time - 1. The pick's plan forced by its config (the model's, with the H200's "
-       "facts) is timed too: beside `auto` it shows the timing noise, or a device whose facts plan otherwise.\n\n";
+       "facts) is timed too: beside `auto` it shows the timing noise, or a device whose facts plan otherwise. So is "
+       "that plan with serpentine K (`k_serpentine=1`, its own band) where it has more than one wave: the last "
+       "columns, below 1 where serpentine ran faster.\n\n";
   s << "| suite | problem | configs | check FAIL | errors | pick (auto) us | pick's plan forced, us | best us | gap | "
-       "pick's config | best config | best's model rank | best x cuBLAS |\n"
-       "|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|--:|--:|\n";
+       "pick's config | best config | best's model rank | best x cuBLAS | serpentine K us | serpentine / pick forced |\n"
+       "|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|--:|--:|--:|--:|\n";
   for (const auto& [i, o] : all) {
     const Row& any = *o.configs.front();
     char x[32] = "-";
@@ -115,7 +137,7 @@ std::string sweep_markdown(const std::vector<Row>& rows) {
       << " | " << o.errors << " | " << us(o.pick) << " | " << us(o.forced_pick) << " | " << us(o.best) << " | "
       << gap_text(o) << " | `" << (o.forced_pick ? o.forced_pick->config : std::string("-")) << "` | `"
       << best_config(o) << "` | " << (o.best && o.best->sweep ? std::to_string(o.best->sweep_rank) : "-") << " | " << x
-      << " |\n";
+      << " | " << us(o.serpentine) << " | " << serpentine_ratio(o) << " |\n";
   }
   s << "\n**" << target_line(all) << "** (issue #14's target: every row).\n\n";
   s << "<details><summary>every config timed (suite <code>sweep</code>)</summary>\n\n" << markdown_table_header();

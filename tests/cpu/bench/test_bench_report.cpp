@@ -111,6 +111,27 @@ TEST(BenchSweepReport, PickBestGapAndTheTargetLine) {
   EXPECT_EQ(text.find("8192x8192x8192"), std::string::npos) << "an unswept problem has no sweep line";
 }
 
+TEST(BenchSweepReport, SerpentineKAgainstThePicksPlanForced) {
+  std::vector<Row> rows = sample_rows();
+  // Problem 1's pick forced ran 203 us; with serpentine K 196 (ahead of auto's 200, so the best).
+  Row twin = swept(make_suite("m4096")[2], 1, "block_m=128,block_n=256,cluster=2x1,k_splits=1,k_serpentine=1", 196, 2);
+  twin.serpentine_twin = true;
+  rows.insert(rows.begin() + 7, twin);
+  const std::string text = sweep_summary_text(rows);
+  EXPECT_NE(text.find("serpentine K / the pick's plan forced (below 1: serpentine faster): 4096x24576x1536 0.966\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(words_of_line(text, "  m4096     4096x24576x1536")[7], "+2.0%") << text;
+  const std::string md = sweep_markdown(rows);
+  EXPECT_NE(md.find("| 196.0 | 0.966 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| - | - |\n"), std::string::npos) << "problem 0 had no twin\n" << md;
+  // A twin that failed its check says so, never a ratio.
+  rows[7].verify_pass = false;
+  EXPECT_NE(sweep_summary_text(rows).find("4096x24576x1536 FAIL"), std::string::npos);
+  // No twin anywhere: no serpentine line.
+  EXPECT_EQ(sweep_summary_text(sample_rows()).find("serpentine"), std::string::npos);
+}
+
 TEST(BenchSweepReport, APickThatFailedItsCheckIsNeverWithinTheTarget) {
   std::vector<Row> rows = sample_rows();
   rows[5].verify_pass = false;  // problem 1's auto row

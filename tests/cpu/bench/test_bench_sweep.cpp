@@ -78,11 +78,59 @@ TEST(BenchSweep, ThePickComesFirstThenTheCheapestPredicted) {
     ASSERT_FALSE(s.configs.empty());
     EXPECT_TRUE(s.configs.front().heuristic_pick);
     EXPECT_EQ(plan_key(s.configs.front().plan), plan_key(plan::plan_gemm(desc, h200())));
+    // Then the pick's serpentine twin where there is one, then the model's order.
+    const size_t first_ranked = s.configs.size() > 1 && s.configs[1].serpentine_twin ? 2 : 1;
     for (size_t i = 1; i < s.configs.size(); ++i) {
       EXPECT_FALSE(s.configs[i].heuristic_pick);
-      if (i > 1) { EXPECT_LE(s.configs[i - 1].plan.cost.total_us, s.configs[i].plan.cost.total_us) << i; }
+      EXPECT_EQ(s.configs[i].serpentine_twin, i == 1 && first_ranked == 2) << i;
+      if (i > first_ranked) { EXPECT_LE(s.configs[i - 1].plan.cost.total_us, s.configs[i].plan.cost.total_us) << i; }
     }
   }
+}
+
+// The pick's serpentine twin: the pick's own kernel with k_serpentine=1 and the band the planner
+// gives that walk, second in the list and timed beyond the limit, wherever the launch is static
+// and has a second wave and the caller left k_serpentine to the planner.
+TEST(BenchSweep, TimesThePickWithSerpentineKBesideIt) {
+  const plan::GemmDesc desc = problem_desc(dense_problem(8192, 8192, 8192));
+  for (size_t limit : {size_t{0}, size_t{1}, size_t{3}}) {
+    const Sweep s = sweep_configs(desc, h200(), {}, limit);
+    ASSERT_GE(s.configs.size(), 2u);
+    const SweepConfig& pick = s.configs[0];
+    const SweepConfig& twin = s.configs[1];
+    EXPECT_TRUE(twin.serpentine_twin);
+    EXPECT_EQ(s.configs.size(), limit ? limit + 1 : s.total) << limit;
+    EXPECT_EQ(twin.config.k_serpentine, 1);
+    EXPECT_TRUE(twin.plan.main.kernel.k_serpentine);
+    GemmKernelSpec forward = twin.plan.main.kernel;
+    forward.k_serpentine = false;
+    EXPECT_EQ(forward, pick.plan.main.kernel) << "the pick's kernel, serpentine K aside";
+    EXPECT_EQ(twin.plan.main.clusters, pick.plan.main.clusters);
+    // Its own band: 32 on 8192^3, where forward K takes 16 (test_band_height.cpp).
+    EXPECT_GT(twin.plan.schedule.swizzle, pick.plan.schedule.swizzle);
+    EXPECT_EQ(plan_key(plan::plan_gemm(desc, h200(), twin.config)), plan_key(twin.plan));
+    EXPECT_NE(plan_key(twin.plan), plan_key(pick.plan));
+  }
+  const auto has_twin = [](const plan::GemmDesc& d, const GemmConfig& base) {
+    return std::ranges::any_of(sweep_configs(d, h200(), base, 0).configs,
+                               [](const SweepConfig& c) { return c.serpentine_twin || c.config.k_serpentine == 1; });
+  };
+  EXPECT_FALSE(has_twin(problem_desc(dense_problem(4096, 576, 7168)), {})) << "one wave: nothing to reverse";
+  EXPECT_FALSE(has_twin(problem_desc(make_suite("kgrouped").front()), {})) << "refused for k-grouped GEMMs";
+  GemmConfig off;
+  off.k_serpentine = 0;
+  EXPECT_FALSE(has_twin(desc, off)) << "the caller's choice stays fixed";
+  GemmConfig companion;
+  companion.cluster_m = companion.cluster_n = 2;
+  companion.companion = 1;
+  EXPECT_FALSE(has_twin(desc, companion)) << "refused beside a companion launch";
+  GemmConfig on;
+  on.k_serpentine = 1;
+  const Sweep all_serpentine = sweep_configs(desc, h200(), on, 0);
+  EXPECT_TRUE(std::ranges::none_of(all_serpentine.configs, [](const SweepConfig& c) { return c.serpentine_twin; }));
+  EXPECT_TRUE(std::ranges::all_of(all_serpentine.configs, [](const SweepConfig& c) {
+    return c.plan.main.kernel.k_serpentine || c.plan.main.kernel.dynamic_units;
+  }));
 }
 
 // A plan's key without its band: the planner gives the plan it chooses a band of its own
@@ -181,7 +229,8 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
     for (size_t limit : {size_t{1}, size_t{5}, size_t{10}, kDefaultSweepLimit}) {
       const Sweep s = sweep_configs(desc, h200(), {}, limit);
       EXPECT_EQ(s.total, all.total);
-      ASSERT_EQ(s.configs.size(), limit);
+      const bool twin = s.configs.size() > 1 && s.configs[1].serpentine_twin;
+      ASSERT_EQ(s.configs.size(), limit + twin);
       EXPECT_TRUE(s.configs[0].heuristic_pick);
       // Every kind's cheapest in reach is in (as far as the limit reaches), and the rest are the
       // cheapest of what is left: each kept config is either such a kind's first or comes before
@@ -205,8 +254,8 @@ TEST(BenchSweep, TheLimitKeepsTheModelsCheapestAndEveryKind) {
           EXPECT_TRUE(i == 0 || kind_first || i < first_left_out) << m << " limit " << limit << " rank " << i;
         }
       }
-      // In the model's order.
-      for (size_t i = 1; i + 1 < s.configs.size(); ++i)
+      // In the model's order (after the pick and its serpentine twin).
+      for (size_t i = 1 + twin; i + 1 < s.configs.size(); ++i)
         EXPECT_LE(s.configs[i].plan.cost.total_us, s.configs[i + 1].plan.cost.total_us);
     }
     EXPECT_EQ(sweep_configs(desc, h200(), {}, all.total + 10).configs.size(), all.total);
@@ -235,7 +284,8 @@ TEST(BenchSweep, FieldsTheCallerSetStayFixed) {
   // split-K there). Ping-pong tiles hold at most 128 accumulators a thread: 64 rows of any width,
   // 128 rows up to 128 wide.
   const size_t narrow = std::ranges::count_if(kWgmmaBF16Widths, [](uint32_t w) { return w <= 128; });
-  EXPECT_EQ(s.total, 2 * std::size(kWgmmaBF16Widths) + std::size(kWgmmaBF16Widths) + narrow);
+  // And the pick's serpentine twin (TimesThePickWithSerpentineKBesideIt).
+  EXPECT_EQ(s.total, 2 * std::size(kWgmmaBF16Widths) + std::size(kWgmmaBF16Widths) + narrow + 1);
   EXPECT_TRUE(std::ranges::any_of(s.configs, [](const SweepConfig& c) { return c.config.pingpong == 1; }));
 
   GemmConfig bad;
@@ -254,13 +304,14 @@ TEST(BenchSweep, PlansEveryProblemButTheHostSuites) {
     EXPECT_TRUE(sweeps[i].sweep.configs.empty());
   }
   EXPECT_TRUE(sweeps.back().skipped.empty());
-  EXPECT_EQ(sweeps.back().sweep.configs.size(), 3u);
+  // The limit's 3, and the pick's serpentine twin beyond it (4096x2112x7168 runs 2.9 waves).
+  EXPECT_EQ(sweeps.back().sweep.configs.size(), 4u);
 
   // The GPU run times the caller's own call first, then the sweep's configs in order.
   const std::vector<GemmConfig> timed = sweep_timed_configs({}, sweeps.back().sweep);
-  ASSERT_EQ(timed.size(), 4u);
+  ASSERT_EQ(timed.size(), 5u);
   EXPECT_EQ(timed[0], GemmConfig{});
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(timed[i + 1], sweeps.back().sweep.configs[i].config);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(timed[i + 1], sweeps.back().sweep.configs[i].config);
 }
 
 TEST(BenchSweep, ListingNamesEachConfigAndTheTotal) {
