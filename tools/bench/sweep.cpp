@@ -111,11 +111,12 @@ std::vector<SweepConfig> within_limit(std::vector<SweepConfig> ranked, size_t li
 }
 
 // The pick with serpentine K (k_serpentine=1, its own band), where the caller left it to the
-// planner and it changes what runs: a static launch of more than one wave that the planner does
-// not refuse it (a companion, k-grouped, fused_reduce). Serpentine K is asked for only, never
-// picked, until measured; the model of L2 puts it 30% under forward K's HBM reads on 8192^3 and
-// 11% over on 4096x2112x7168 (src/plan/l2_reuse.cpp), a difference the cost's terms do not see
-// (they count each operand's first touch), so timing it beside every pick is what decides.
+// planner and it changes what runs: a static launch of more than one wave, of a kind that takes
+// it (the planner refuses it beside a companion, for k-grouped GEMMs and with fused_reduce).
+// Serpentine K is asked for only, never picked, until measured; the model of L2 puts it 30% under
+// forward K's HBM reads on 8192^3 and 11% over on 4096x2112x7168 (src/plan/l2_reuse.cpp), a
+// difference the cost's terms do not see (they count each operand's first touch), so timing it
+// beside every pick is what decides.
 std::optional<SweepConfig> serpentine_twin(const plan::GemmDesc& desc, const plan::DeviceFacts& facts,
                                            const GemmConfig& base, const plan::GemmPlan& pick) {
   if (base.k_serpentine != -1 || pick.main.kernel.dynamic_units || pick.main.kernel.k_serpentine) return std::nullopt;
@@ -279,7 +280,8 @@ std::string format_sweep(const Sweep& s) {
   for (size_t i = 0; i < s.configs.size(); ++i) {
     const SweepConfig& c = s.configs[i];
     std::snprintf(line, sizeof line, "%4zu %9.1f us  ", i + 1, c.plan.cost.total_us);
-    out << line << format_config(c.config) << (c.heuristic_pick ? "  (pick)" : c.serpentine_twin ? "  (the pick, serpentine K)" : "") << "\n";
+    const char* mark = c.heuristic_pick ? "  (pick)" : c.serpentine_twin ? "  (the pick, serpentine K)" : "";
+    out << line << format_config(c.config) << mark << "\n";
     out << "                    " << c.plan.describe() << "\n";
   }
   return out.str();
