@@ -90,11 +90,13 @@ struct GemmConfig {
   // Serpentine K (GemmKernelSpec::k_serpentine): in a static launch the units of every other wave
   // walk their K backwards, starting on the K columns the wave before ended on, which L2 still
   // holds: where a wave's operands over all of K overflow L2 this reads fewer bytes from HBM (the
-  // planner's model: 8192^3 0.84 GB at band 32 against 1.20 at 16; src/plan/l2_reuse.cpp), and the
-  // planner then takes its band for it. Sums in another order: a reversed tile's bits differ from
-  // a forward one's, the same run to run. Not with a companion launch, fused_reduce=1 or k-grouped
-  // GEMMs. 1: on; 0 and -1 (the planner's choice, which does not take it yet: not measured on a
-  // GPU): off.
+  // H200: 8192^3 1.09 GB against 1.23, 4096x2112x7168 0.14 against 0.18), and the planner takes its
+  // band for it. Measured, it ran no faster on any row of the bench's suites (0.993-1.054x the
+  // forward pick's time) nor at the power cap on 8192^3
+  // (bench/results/2026-12-05-h200-serpentine-l2-share.md), so the planner never takes it. Sums in
+  // another order: a reversed tile's bits differ from a forward one's, the same run to run. Not
+  // with a companion launch, fused_reduce=1 or k-grouped GEMMs. 1: on; 0 and -1 (the planner's
+  // choice): off.
   int k_serpentine = -1;
 
   bool operator==(const GemmConfig&) const = default;

@@ -7,11 +7,14 @@
 // powers of two from kLowestModelledBand up to the grid's height, that square root and the whole
 // height; kDefaultSwizzle unless one reads kBandMinSaving less. Measured on the H200
 // (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3 with 128x256 tiles on 132 SMs (16:
-// 1.20 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
-// 1.2% less time and 1.5-3% less energy than at 8. Unsplit static plans of more than one wave, of
-// every GEMM type: a grouped or batched problem walks its groups' grids one after another, played on
-// the planner's surrogate of its group data (grouped_surrogate.hpp), and a band is a band of each
-// group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are the model's alone: the
+// 1.23 GB in the model) read 1.23 GB from HBM against 1.49 at 8, and at the power cap a GEMM took
+// 1.2% less time and 1.5-3% less energy than at 8; 4096x32768x512 and 4096x7168x2048 ran 0.4-1.6%
+// faster against cuBLAS at 32 than at 8 (bench/results/2026-12-05-h200-serpentine-l2-share.md).
+// Where bytes are many and K long the time hardly follows: 16384^3 read 14.3 GB at band 8 and
+// 15.5-22.5 at 16, and the two ran within 0.7% at the cap (the same page). Unsplit static plans of more
+// than one wave, of every GEMM type: a grouped or batched problem walks its groups' grids one after
+// another, played on the planner's surrogate of its group data (grouped_surrogate.hpp), and a band
+// is a band of each group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are the model's alone: the
 // H200 measured dense ones only.)
 #include <algorithm>
 #include <cmath>
@@ -28,15 +31,14 @@ constexpr double kBandMinSaving = 0.05;
 // The lowest band weighed (where the grid is taller): the model met the H200's bytes within 3% at
 // bands 4, 8 and 16 and undercounted band 1's by a fifth (2.31 against 2.90 GB on 8192^3: a wave
 // over four rows of tiles drifts apart in K, which lockstep waves do not), so a band below this
-// could win on paper and lose on the chip. No plan of the suites took one (serpentine K, asked
-// for, did: 1 on 4096x2112x7168 and 4096x4096x7168).
+// could win on paper and lose on the chip.
 constexpr uint32_t kLowestModelledBand = 4;
 
 }  // namespace
 
 uint32_t band_height(const GemmPlan& plan, const GemmProblem& played, const DeviceFacts& f) {
   const GemmProblem p = swapped_if(played, plan.main.kernel.swap_ab);
-  if (plan.k_splits > 1 || plan.companion || operand_bytes(p) <= static_cast<double>(f.l2_bytes))
+  if (plan.k_splits > 1 || plan.companion || operand_bytes(p) <= static_cast<double>(operand_l2_bytes(f.l2_bytes)))
     return kDefaultSwizzle;
   const TileConfig& t = plan.schedule;
   const uint32_t resident_units = plan.main.clusters;

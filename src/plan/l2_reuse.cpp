@@ -96,7 +96,7 @@ double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule,
                      std::min<uint64_t>(unit_cols, problem.n - uint64_t{col} * unit_cols),
                      uint64_t{slice_steps} * schedule.block_k, ceil_div(k_steps, slice_steps), w.k_reverse});
   }
-  LruBytes l2(l2_bytes);
+  LruBytes l2(operand_l2_bytes(l2_bytes));
   for (size_t first = 0; first < units.size(); first += resident_units) {
     const size_t end = std::min(units.size(), first + resident_units);
     for (uint32_t step = 0; step < kL2ReuseChunks; ++step) {

@@ -3,11 +3,14 @@
 //
 // The launch's resident units walk their units in waves (unit c of wave w is wG + c) and the units
 // of a wave walk K together, so the model touches, for each wave and each of kL2ReuseChunks slices
-// of K, the A rows and B columns of every unit of the wave, in an LRU cache of L2's size; a miss
-// costs its bytes. Measured on the H200 (bench/results/2026-12-04-h200-last-wave.md, run C): 8192^3
-// with 128x256 tiles read 2.35, 1.49 and 1.23 GB at bands 4, 8 and 16 (Nsight Compute's
-// dram__bytes_read), where this model says 2.34, 1.49 and 1.20. (At band 1 it says 2.31 against
-// 2.90: a wave then spans four rows of tiles, whose CTAs drift apart in K.)
+// of K, the A rows and B columns of every unit of the wave, in an LRU cache of the share of L2 that
+// operands get (kOperandL2Share); a miss costs its bytes. Measured on the H200 (Nsight Compute's
+// dram__bytes_read; bench/results/2026-12-04-h200-last-wave.md run C, and
+// bench/results/2026-12-05-h200-serpentine-l2-share.md): 8192^3 with 128x256 tiles read 2.35, 1.49,
+// 1.23 and 1.47 GB at bands 4, 8, 16 and 32, where this model says 2.35, 1.49, 1.23 and 1.47. (At
+// band 1 it says 2.31 against 2.90: a wave then spans four rows of tiles, whose CTAs drift apart in
+// K; and on 16384^3, 62 waves of 256 k-steps, the chip read 1.3-2.4x the model at bands 8-64, and
+// 15.5 and 22.5 GB in two processes at band 16.)
 #pragma once
 
 #include <cstdint>
@@ -21,11 +24,24 @@ namespace tilecast::plan {
 // and 8 keeps the planner's cost to milliseconds on 16384^3.
 inline constexpr uint32_t kL2ReuseChunks = 8;
 
+// The share of L2 that holds operands for the next unit to reuse: half. Hopper's L2 is two
+// partitions, each near half the SMs, and a line that SMs on both sides read is held in both, so an
+// operand that the whole chip shares sees half the capacity. Calibrated against Nsight Compute's
+// dram__bytes_read on the H200 (bench/results/2026-12-05-h200-serpentine-l2-share.md): with half of
+// its 60 MiB the model is within 4% on 4096x2112x7168 (bands 2-32), 4096x24576x1536 (2-32), 8192^3
+// (4-32) and serpentine K on 8192^3 and 4096x7168x16384; with all of it, it read half the chip's
+// bytes on 4096x2112x7168 and 13-32% under them with serpentine K.
+inline constexpr double kOperandL2Share = 0.5;
+
+// The LRU capacity the model gives operands on a device with `l2_bytes` of L2.
+inline uint64_t operand_l2_bytes(uint64_t l2_bytes) {
+  return static_cast<uint64_t>(static_cast<double>(l2_bytes) * kOperandL2Share);
+}
 // HBM bytes of A and B read by `resident_units` units in lockstep walking `problem` (unsplit; any
 // type, grouped ones with group data in host memory, each group's grid after the last, as the
 // scheduler walks them) in `schedule`'s order (its band; with `k_serpentine` the odd waves walk K
-// backwards), with an L2 of `l2_bytes`. At least A's and B's bytes (each read once), at most
-// every unit reading its own.
+// backwards), on a device with `l2_bytes` of L2 (of which operand_l2_bytes hold operands). At
+// least A's and B's bytes (each read once), at most every unit reading its own.
 double operand_hbm_bytes(const GemmProblem& problem, const TileConfig& schedule, uint32_t resident_units,
                          uint64_t l2_bytes, bool k_serpentine = false);
 

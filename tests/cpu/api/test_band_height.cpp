@@ -58,13 +58,14 @@ TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   turns.block_n = 128;
   turns.pingpong = 1;
   EXPECT_EQ(plan_gemm(dense(4096, 24576, 1536), h200, turns).schedule.swizzle, 32u);
-  // Where 8 already reads each operand about once (128x176 on 4096x2112x7168: B's 2112 columns fit
-  // beside the rows a wave streams), 8 stays.
+  // 128x176 on 4096x2112x7168: 4, whose walk reads 0.164 GB against 0.179 at 8 in the model and
+  // on the H200 alike (bench/results/2026-12-05-h200-serpentine-l2-share.md).
   GemmConfig w176 = wide;
   w176.block_n = 176;
-  EXPECT_EQ(plan_gemm(dense(4096, 2112, 7168), h200, w176).schedule.swizzle, 8u);
-  // Operands that fit in L2 (2 x 4096 x 2048 x 2 B = 32 MiB of the H200's 60): the default.
-  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).schedule.swizzle, 8u);
+  EXPECT_EQ(plan_gemm(dense(4096, 2112, 7168), h200, w176).schedule.swizzle, 4u);
+  // Operands that fit in the model's share of L2 (2 x 4096 x 1536 x 2 B = 24 MiB of the H200's
+  // 30: kOperandL2Share): the default.
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 1536), h200, wide).schedule.swizzle, 8u);
   // One wave (32 x 2 = 64 units on 132 SMs), however large K: the default.
   EXPECT_EQ(plan_gemm(dense(4096, 512, 65536), h200, wide).schedule.swizzle, 8u);
   // Split-K: the default.
@@ -90,13 +91,14 @@ TEST(GemmPlanner, BandHeightIsTheOneThatReadsLeastFromHbm) {
   EXPECT_EQ(plan_gemm(dense(8192, 8192, 8192), h200, given).schedule.swizzle, 4u);
   // And the plan says so where it is not the default.
   EXPECT_NE(p8192.describe().find(" band 16 "), std::string::npos);
-  EXPECT_EQ(plan_gemm(dense(4096, 4096, 2048), h200, wide).describe().find(" band "), std::string::npos);
+  EXPECT_EQ(plan_gemm(dense(4096, 4096, 1536), h200, wide).describe().find(" band "), std::string::npos);
 }
 
 // Serpentine K (k_serpentine=1), only when asked for: the kernel's spec carries it, and the band is
-// the one that reads least with odd waves walking K backwards (l2_reuse.hpp): on 8192^3, 32 (0.84
-// GB in the model) where forward waves take 16 (1.20 GB). Refused where it cannot run, with the
-// reason.
+// the one that reads least with odd waves walking K backwards (l2_reuse.hpp): on 8192^3, 16 as
+// forward waves, at 1.04 GB in the model against 1.23 (the H200: 1.09 against 1.23; it ran no
+// faster there, bench/results/2026-12-05-h200-serpentine-l2-share.md). Refused where it cannot
+// run, with the reason.
 TEST(GemmPlanner, SerpentineKOnlyWhenAskedForWithItsOwnBand) {
   const DeviceFacts h200 = DeviceFacts::h200_model();
   const GemmConfig wide = wide_tiles();
@@ -106,13 +108,13 @@ TEST(GemmPlanner, SerpentineKOnlyWhenAskedForWithItsOwnBand) {
   serpentine.k_serpentine = 1;
   const GemmPlan p = plan_gemm(dense(8192, 8192, 8192), h200, serpentine);
   EXPECT_TRUE(p.main.kernel.k_serpentine);
-  EXPECT_EQ(p.schedule.swizzle, 32u);
+  EXPECT_EQ(p.schedule.swizzle, 16u);
   EXPECT_EQ(forward.schedule.swizzle, 16u);
   const double serpentine_bytes =
       operand_hbm_bytes(p.kernel_problem(), p.schedule, p.main.clusters, h200.l2_bytes, true);
   const double forward_bytes =
       operand_hbm_bytes(forward.kernel_problem(), forward.schedule, forward.main.clusters, h200.l2_bytes);
-  EXPECT_LT(serpentine_bytes, 0.75 * forward_bytes);
+  EXPECT_LT(serpentine_bytes, 0.9 * forward_bytes);
   EXPECT_NE(p.describe().find(" k-serpentine "), std::string::npos) << p.describe();
   EXPECT_EQ(forward.describe().find("serpentine"), std::string::npos);
   EXPECT_NE(spec_fingerprint(p.main.kernel), spec_fingerprint(forward.main.kernel));

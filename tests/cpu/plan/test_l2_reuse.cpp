@@ -119,15 +119,16 @@ TEST(L2Reuse, GroupedWalksReadEachGroupsOwnOperands) {
 
 // Serpentine K (odd waves walk K backwards, GemmKernelSpec::k_serpentine): each wave starts on
 // the K columns the one before ended on, still in L2. On 8192^3 in 128x256 tiles at bands 16 and
-// 32 it reads a quarter to two fifths less than forward waves; the order moves nothing where L2
-// holds everything or nothing, and the bounds hold.
+// 32 it reads 15-19% less than forward waves (the H200 read 11% and 16% less: 1.09 against 1.23
+// GB, 1.23 against 1.47; bench/results/2026-12-05-h200-serpentine-l2-share.md); the order moves
+// nothing where L2 holds everything or nothing, and the bounds hold.
 TEST(L2Reuse, SerpentineKReadsWhatTheWaveBeforeLeft) {
   const GemmProblem p = dense(8192, 8192, 8192);
   for (uint32_t band : {16u, 32u}) {
     const TileConfig t = tiles(128, 256, band);
     const double forward = operand_hbm_bytes(p, t, 132, kH200L2);
     const double reversed = operand_hbm_bytes(p, t, 132, kH200L2, true);
-    EXPECT_LT(reversed, 0.8 * forward) << band;
+    EXPECT_LT(reversed, 0.9 * forward) << band;
     EXPECT_GT(reversed, operands(p)) << band;
     EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, t, 132, uint64_t{1} << 40, true), operands(p)) << band;
     EXPECT_DOUBLE_EQ(operand_hbm_bytes(p, t, 132, 0, true), operand_hbm_bytes(p, t, 132, 0)) << band;

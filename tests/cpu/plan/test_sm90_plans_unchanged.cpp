@@ -30,7 +30,13 @@
 // height whose walk reads the fewest operand bytes from HBM in l2_reuse.hpp's model (band_height):
 // four rows here, tiles and clusters unchanged (bench/results/2026-12-04-h200-last-wave.md); then
 // when grouped walks took it too, played on their surrogate (band_height.cpp): three m-grouped rows,
-// unmeasured (the model's 4.01 -> 2.53 GB on the K = 7168 rows, as on their dense twins).
+// unmeasured (the model's 4.01 -> 2.53 GB on the K = 7168 rows, as on their dense twins). Then
+// when that model gave operands half of L2 (l2_reuse.hpp, kOperandL2Share: Nsight Compute's HBM
+// bytes matched within 4% on three of these shapes at bands 2-32): three m = 4096 rows, each as
+// fast or faster in alternating processes (4096x32768x512 1.054-1.060x cuBLAS against
+// 1.033-1.054x, 4096x7168x2048 0.987-0.989x against 0.984x, 4096x2112x7168 0.976-0.978x against
+// 0.975x; bench/results/2026-12-05-h200-serpentine-l2-share.md), and four m-grouped rows to band 16
+// (unmeasured at their new bands).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,13 +68,13 @@ GemmDesc masked(uint32_t groups, uint32_t m) { return mgrouped_masked_desc(m, 71
 const std::vector<Recorded>& recorded() {
   static const std::vector<Recorded> r = {
       {"8192^3", dense(8192, 8192, 8192), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1329.1},
-      {"4096x2112x7168", dense(4096, 2112, 7168), "128x176x64 stages 5 cluster 1x1 mc AB clusters 132", 173.0},
+      {"4096x2112x7168", dense(4096, 2112, 7168), "128x176x64 stages 5 cluster 1x1 mc AB clusters 132 band 4", 173.0},
       {"4096x576x7168", dense(4096, 576, 7168), "128x144x64 stages 6 cluster 1x1 mc AB clusters 128", 53.1},
       {"4096x24576x1536", dense(4096, 24576, 1536), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong band 32", 488.6},
-      {"4096x32768x512", dense(4096, 32768, 512), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong", 221.1},
+      {"4096x32768x512", dense(4096, 32768, 512), "128x128x64 stages 6 cluster 1x1 mc AB clusters 132 ping-pong band 32", 221.1},
       {"4096x7168x16384", dense(4096, 7168, 16384), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1163.3},
       {"4096x4096x7168", dense(4096, 4096, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 291.1},
-      {"4096x7168x2048", dense(4096, 7168, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 145.7},
+      {"4096x7168x2048", dense(4096, 7168, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 32", 145.7},
       {"128x2112x7168", dense(128, 2112, 7168), "128x96x64 stages 5 cluster 1x1 mc AB clusters 22 split-K 4 in cluster",
        16.3},
       {"128x576x7168", dense(128, 576, 7168), "64x96x64 stages 8 cluster 1x1 mc AB clusters 12 split-K 8 in cluster",
@@ -82,14 +88,14 @@ const std::vector<Recorded>& recorded() {
       {"128x7168x2048", dense(128, 7168, 2048), "64x128x64 stages 8 cluster 1x1 mc AB clusters 112", 13.2},
       {"mgrouped 4x8192 6144x7168", mgrouped(4, 8192, 6144, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16",
        3416.8},
-      {"mgrouped 4x8192 7168x3072", mgrouped(4, 8192, 7168, 3072), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 1714.4},
-      {"mgrouped 4x8192 4096x4096", mgrouped(4, 8192, 4096, 4096), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 1330.3},
+      {"mgrouped 4x8192 7168x3072", mgrouped(4, 8192, 7168, 3072), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1714.4},
+      {"mgrouped 4x8192 4096x4096", mgrouped(4, 8192, 4096, 4096), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1330.3},
       {"mgrouped 4x8192 4096x2048", mgrouped(4, 8192, 4096, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 666.1},
       {"mgrouped 8x4096 6144x7168", mgrouped(8, 4096, 6144, 7168), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16",
        3418.8},
-      {"mgrouped 8x4096 7168x3072", mgrouped(8, 4096, 7168, 3072), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 32",
+      {"mgrouped 8x4096 7168x3072", mgrouped(8, 4096, 7168, 3072), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16",
        1715.9},
-      {"mgrouped 8x4096 4096x4096", mgrouped(8, 4096, 4096, 4096), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 1331.6},
+      {"mgrouped 8x4096 4096x4096", mgrouped(8, 4096, 4096, 4096), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132 band 16", 1331.6},
       {"mgrouped 8x4096 4096x2048", mgrouped(8, 4096, 4096, 2048), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 667.2},
       {"masked 32x192", masked(32, 192), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 795.4},
       {"masked 6x1024", masked(6, 1024), "128x256x64 stages 4 cluster 1x1 mc AB clusters 132", 422.3},
