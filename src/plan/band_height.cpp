@@ -11,11 +11,11 @@
 // 1.2% less time and 1.5-3% less energy than at 8; 4096x32768x512 and 4096x7168x2048 ran 0.4-1.6%
 // faster against cuBLAS at 32 than at 8 (bench/results/2026-12-05-h200-serpentine-l2-share.md).
 // Where bytes are many and K long the time hardly follows: 16384^3 read 14.3 GB at band 8 and
-// 15.5-22.5 at 16, and the two ran within 0.7% at the cap (the same page). Unsplit static plans of more
-// than one wave, of every GEMM type: a grouped or batched problem walks its groups' grids one after
-// another, played on the planner's surrogate of its group data (grouped_surrogate.hpp), and a band
-// is a band of each group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are the model's alone: the
-// H200 measured dense ones only.)
+// 15.5-22.5 at 16, and the two ran within 0.7% at the cap (the same page). Unsplit static plans of
+// more than one wave, of every GEMM type: a grouped or batched problem walks its groups' grids one
+// after another, played on the planner's surrogate of its group data (grouped_surrogate.hpp), and a
+// band is a band of each group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are
+// the model's alone: the H200 measured dense ones only.)
 #include <algorithm>
 #include <cmath>
 #include <vector>

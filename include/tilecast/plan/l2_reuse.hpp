@@ -30,13 +30,14 @@ inline constexpr uint32_t kL2ReuseChunks = 8;
 // dram__bytes_read on the H200 (bench/results/2026-12-05-h200-serpentine-l2-share.md): with half of
 // its 60 MiB the model is within 4% on 4096x2112x7168 (bands 2-32), 4096x24576x1536 (2-32), 8192^3
 // (4-32) and serpentine K on 8192^3 and 4096x7168x16384; with all of it, it read half the chip's
-// bytes on 4096x2112x7168 and 13-32% under them with serpentine K.
+// bytes on 4096x2112x7168 and 9-32% under them with serpentine K.
 inline constexpr double kOperandL2Share = 0.5;
 
 // The LRU capacity the model gives operands on a device with `l2_bytes` of L2.
 inline uint64_t operand_l2_bytes(uint64_t l2_bytes) {
   return static_cast<uint64_t>(static_cast<double>(l2_bytes) * kOperandL2Share);
 }
+
 // HBM bytes of A and B read by `resident_units` units in lockstep walking `problem` (unsplit; any
 // type, grouped ones with group data in host memory, each group's grid after the last, as the
 // scheduler walks them) in `schedule`'s order (its band; with `k_serpentine` the odd waves walk K
