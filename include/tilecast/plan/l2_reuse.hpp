@@ -25,12 +25,13 @@ namespace tilecast::plan {
 inline constexpr uint32_t kL2ReuseChunks = 8;
 
 // The share of L2 that holds operands for the next unit to reuse: half. Hopper's L2 is two
-// partitions, each near half the SMs, and a line that SMs on both sides read is held in both, so an
-// operand that the whole chip shares sees half the capacity. Calibrated against Nsight Compute's
-// dram__bytes_read on the H200 (bench/results/2026-12-05-h200-serpentine-l2-share.md): with half of
-// its 60 MiB the model is within 4% on 4096x2112x7168 (bands 2-32), 4096x24576x1536 (2-32), 8192^3
-// (4-32) and serpentine K on 8192^3 and 4096x7168x16384; with all of it, it read half the chip's
-// bytes on 4096x2112x7168 and 9-32% under them with serpentine K.
+// partitions, each near half the SMs; if a line that SMs on both sides read is held in both (the
+// likely reason, not measured apart), an operand that the whole chip shares sees half the
+// capacity. One constant for every shape, fitted against Nsight Compute's dram__bytes_read on the
+// H200 (bench/results/2026-12-05-h200-serpentine-l2-share.md): with half of its 60 MiB the model is
+// within 4% on 4096x2112x7168 (bands 2-32), 4096x24576x1536 (2-32), 8192^3 (4-32) and serpentine K
+// on 8192^3 and 4096x7168x16384; with all of it, it read half the chip's bytes on 4096x2112x7168
+// and 9-32% under them with serpentine K.
 inline constexpr double kOperandL2Share = 0.5;
 
 // The LRU capacity the model gives operands on a device with `l2_bytes` of L2.
