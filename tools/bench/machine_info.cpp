@@ -9,9 +9,12 @@
 
 #include <cuda_runtime.h>
 
-#include "bench_commit.h"  // generated at every build: cmake/git_commit.cmake
 #include "nvml.hpp"
 #include "tilecast_test/reference_gemm.hpp"
+
+#ifndef TILECAST_BENCH_GIT_COMMIT
+#define TILECAST_BENCH_GIT_COMMIT "unknown"
+#endif
 
 namespace tilecast::bench {
 namespace {
