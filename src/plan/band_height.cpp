@@ -14,8 +14,9 @@
 // 15.5-22.5 at 16, and the two ran within 0.7% at the cap (the same page). Unsplit static plans of
 // more than one wave, of every GEMM type: a grouped or batched problem walks its groups' grids one
 // after another, played on the planner's surrogate of its group data (grouped_surrogate.hpp), and a
-// band is a band of each group's grid; elsewhere kDefaultSwizzle. (Grouped and batched bands are
-// the model's alone: the H200 measured dense ones only.)
+// band is a band of each group's grid; elsewhere kDefaultSwizzle. (The eight grouped suite rows
+// that the half-of-L2 share moved ran within -0.5% to +0.8% of their old band against cuBLAS,
+// bench/results/2026-12-05-h200-grouped-bands-l2-drift.md; batched bands are the model's alone.)
 #include <algorithm>
 #include <cmath>
 #include <vector>

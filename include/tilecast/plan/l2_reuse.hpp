@@ -10,7 +10,8 @@
 // 1.23 and 1.47 GB at bands 4, 8, 16 and 32, where this model says 2.35, 1.49, 1.23 and 1.47. (At
 // band 1 it says 2.31 against 2.90: a wave then spans four rows of tiles, whose CTAs drift apart in
 // K; and on 16384^3, 62 waves of 256 k-steps, the chip read 1.3-2.4x the model at bands 8-64, and
-// 15.5 and 22.5 GB in two processes at band 16.)
+// 15.5-22.5 GB in four processes at band 16, as much with units claimed in walk order:
+// bench/results/2026-12-05-h200-grouped-bands-l2-drift.md.)
 #pragma once
 
 #include <cstdint>

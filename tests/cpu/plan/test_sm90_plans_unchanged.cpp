@@ -36,7 +36,8 @@
 // fast or faster in alternating processes (4096x32768x512 1.054-1.060x cuBLAS against
 // 1.033-1.054x, 4096x7168x2048 0.987-0.989x against 0.984x, 4096x2112x7168 0.976-0.978x against
 // 0.975x; bench/results/2026-12-05-h200-serpentine-l2-share.md), and four m-grouped rows to band 16
-// (unmeasured at their new bands).
+// (as fast as at their old bands, within -0.5% to +0.8% against cuBLAS in their own processes:
+// bench/results/2026-12-05-h200-grouped-bands-l2-drift.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
