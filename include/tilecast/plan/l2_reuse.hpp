@@ -11,7 +11,10 @@
 // band 1 it says 2.31 against 2.90: a wave then spans four rows of tiles, whose CTAs drift apart in
 // K; and on 16384^3, 62 waves of 256 k-steps, the chip read 1.3-2.4x the model at bands 8-64, and
 // 15.5-22.5 GB in four processes at band 16, as much with units claimed in walk order:
-// bench/results/2026-12-05-h200-grouped-bands-l2-drift.md.)
+// bench/results/2026-12-05-h200-grouped-bands-l2-drift.md. There the model reads each wave's rows
+// and columns exactly once (test_l2_reuse.cpp, LongSquaresReadEachWaveOnce), so neither the share
+// nor the slices can close the gap: the chip reads blocks again within a wave, as units whose
+// progress through K has spread apart would.)
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,14 @@
 // The LRU model of what a walk reads from HBM (src/plan/l2_reuse.cpp): its bounds, its two limits
-// (an L2 that holds everything, one that holds nothing), the H200's measured bytes on 8192^3, and
-// grouped walks.
+// (an L2 that holds everything, one that holds nothing), the H200's measured bytes on 8192^3, long
+// squares, grouped walks and serpentine K.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
 #include "tilecast/plan/l2_reuse.hpp"
 
 namespace tilecast::plan {
@@ -78,6 +80,41 @@ TEST(L2Reuse, MatchesTheH200sHbmBytesOn8192Cubed) {
   EXPECT_NEAR(at16 / 1.226e9, 1.0, 0.03);
   EXPECT_LT(at16, at8);
   EXPECT_LT(at8, at4);
+}
+
+// The rows and columns of every wave of `resident` units, each read once over all of K.
+double each_wave_once(const GemmProblem& p, const TileConfig& t, uint32_t resident) {
+  TileScheduler scheduler(p, t, 0, 0);
+  double bytes = 0;
+  std::set<uint32_t> rows, cols;
+  const auto close_wave = [&] {
+    bytes += (static_cast<double>(rows.size()) * t.block_m + static_cast<double>(cols.size()) * t.block_n) * p.k * 2;
+    rows.clear();
+    cols.clear();
+  };
+  for (uint32_t u = 0; scheduler.seek(u); ++u) {
+    const TileWork w = scheduler.work_of(0, 0);
+    rows.insert(w.m_block);
+    cols.insert(w.n_block);
+    if ((u + 1) % resident == 0) close_wave();
+  }
+  close_wave();
+  return bytes;
+}
+
+// On long squares in the H200's L2 the model reads exactly each wave's rows and columns once, at
+// bands 8 to 32: nothing a wave reads survives to the next, and nothing is read twice within one.
+// So where the chip reads more (12288^3 and 16384^3 at band 16: 1.4-1.5x and 1.6-2.4x, where 8192^3
+// matched; bench/results/2026-12-05-h200-grouped-bands-l2-drift.md), it reads blocks again within
+// a wave, which units in lockstep do not.
+TEST(L2Reuse, LongSquaresReadEachWaveOnce) {
+  for (uint32_t size : {8192u, 12288u, 16384u})
+    for (uint32_t band : {8u, 16u, 32u}) {
+      const GemmProblem p = dense(size, size, size);
+      const TileConfig t = tiles(128, 256, band);
+      EXPECT_NEAR(operand_hbm_bytes(p, t, 132, kH200L2) / each_wave_once(p, t, 132), 1.0, 1e-9)
+          << size << " band " << band;
+    }
 }
 
 // Grouped walks: each group's grid after the last, each group's operands its own. Groups of equal
