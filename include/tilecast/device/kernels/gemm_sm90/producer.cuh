@@ -168,6 +168,7 @@ TC_DEVICE void run_producer(const GemmSm90Smem<Cfg>& smem, const TmaDescriptor& 
                                                full, stage_tx);
           int32_t c[3];
           stamp_once(Stamp::kFirstLoad, first_load);
+          if (kk == 0) print_tile_start(w);
           if (w.issue_a) {
 #pragma unroll
             for (uint32_t box = 0; box < Cfg::kATile.boxes; ++box) {

@@ -4,11 +4,14 @@
 // With it the printf makes ptxas serialise the wgmma (docs/gemm.md): the prologue's stamps hold,
 // the k-loop's length does not. scripts/timeline_summary.py gives each stamp's median and range.
 // Every CTA also prints when it entered and left on %globaltimer (TLG lines: how a launch spreads),
-// and a cluster-reduce kernel's consumers the steps of their last tile's reduce (TLR lines;
-// bench/results/2026-12-02-h200-cluster-reduce.md).
+// a cluster-reduce kernel's consumers the steps of their last tile's reduce (TLR lines;
+// bench/results/2026-12-02-h200-cluster-reduce.md), and the producer when it issues each tile's
+// first load (TLU lines: how far apart in time the CTAs that share a tile's rows or columns read
+// them; scripts/timeline_summary.py --tiles).
 #pragma once
 
 #include "tilecast/device/kernels/gemm_sm90/geometry.cuh"
+#include "tilecast/device/scheduler/tile_scheduler.cuh"
 
 namespace tilecast {
 
@@ -77,6 +80,11 @@ TC_DEVICE TC_FORCEINLINE void print_reduce_steps(uint32_t warpgroup, const unsig
   printf("TLR cta %u wg %u entry_ns %llu mainloop_ns %llu partials_in_ns %llu summed_ns %llu drained_ns %llu\n", blockIdx.x,
          warpgroup, tc_entry_ns[blockIdx.x % kTimelineCtas], ns[0], ns[1], ns[2], ns[3]);
 }
+// The producer, at a tile's first load: the tile (group, row and column block) on the GPU's clock.
+TC_DEVICE TC_FORCEINLINE void print_tile_start(const TileWork& w) {
+  printf("TLU cta %u group %u m %u n %u ns %llu\n", blockIdx.x, w.group, w.m_block, w.n_block,
+         static_cast<unsigned long long>(cuda::ptx::get_sreg_globaltimer()));
+}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {
   if (threadIdx.x != 0) return;
   stamp(Stamp::kExit);
@@ -105,6 +113,7 @@ TC_DEVICE TC_FORCEINLINE void stamp_first(Stamp, bool) {}
 TC_DEVICE TC_FORCEINLINE void stamp_by(uint32_t, Stamp) {}
 TC_DEVICE TC_FORCEINLINE void stamp_entry() {}
 TC_DEVICE TC_FORCEINLINE void consumer_stamp(Stamp) {}
+TC_DEVICE TC_FORCEINLINE void print_tile_start(const TileWork&) {}
 TC_DEVICE TC_FORCEINLINE void print_timeline() {}
 #endif
 
