@@ -11,16 +11,15 @@ give each tile's start; a tile runs until its CTA's next start (a CTA's last til
 time) and reads its rows of A and columns of B in --slices even slices of K over that time. Every
 tile's slices, in time order, go through an LRU of --l2-mib x --share (the share of L2 that
 src/plan/l2_reuse.cpp gives operands); a miss costs its bytes. Beside it, the same tiles in
-lockstep waves (each wave's tiles starting together, in start order, a wave as many as CTAs), as
-src/plan/l2_reuse.cpp walks them: the ratio is what the measured starts add to the model's bytes,
-to hold against the chip's (Nsight Compute's dram__bytes_read) over the model's.
+lockstep waves (in start order, as many a wave as CTAs, each wave's starting together, as
+src/plan/l2_reuse.cpp assumes): the ratio is what the measured starts add to the model's bytes, to
+hold against the chip's (Nsight Compute's dram__bytes_read) over the model's.
 """
 import argparse
 import collections
-import statistics
 import sys
 
-from timeline_summary import tile_launches
+from timeline_summary import tile_launches, tile_times
 
 BF16_BYTES = 2
 
@@ -41,26 +40,6 @@ class Lru:
         self.held += size
         while self.held > self.capacity and self.blocks:
             self.held -= self.blocks.popitem(last=False)[1]
-
-
-def tile_times(launch):
-    """Each tile's (start, duration), by the tile's (group, m, n): a CTA's next start, or for its
-    last tile the median of every CTA's consecutive starts."""
-    by_cta = collections.defaultdict(list)
-    for cta, group, m, n, ns in launch:
-        by_cta[cta].append((ns, (group, m, n)))
-    steps = []
-    for starts in by_cta.values():
-        starts.sort()
-        steps += [b[0] - a[0] for a, b in zip(starts, starts[1:])]
-    if not steps:
-        raise ValueError("no CTA started two tiles: nothing to measure a tile's time by")
-    median = statistics.median(steps)
-    times = {}
-    for starts in by_cta.values():
-        for i, (ns, tile) in enumerate(starts):
-            times[tile] = (ns, starts[i + 1][0] - ns if i + 1 < len(starts) else median)
-    return times, median, len(by_cta)
 
 
 def lockstep(times, median, ctas):

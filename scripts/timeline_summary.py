@@ -71,6 +71,26 @@ def tile_launches(lines):
     return launches
 
 
+def tile_times(launch):
+    """Each tile's (start, duration) by its (group, m, n), the median tile time (ns) and the CTAs: a
+    tile runs until its CTA's next start, a CTA's last tile the median of every CTA's steps."""
+    by_cta = {}
+    for cta, group, m, n, ns in launch:
+        by_cta.setdefault(cta, []).append((ns, (group, m, n)))
+    steps = []
+    for starts in by_cta.values():
+        starts.sort()
+        steps += [b[0] - a[0] for a, b in zip(starts, starts[1:])]
+    if not steps:
+        raise ValueError("no CTA started two tiles: nothing to measure a tile's time by")
+    median = statistics.median(steps)
+    times = {}
+    for starts in by_cta.values():
+        for i, (ns, tile) in enumerate(starts):
+            times[tile] = (ns, starts[i + 1][0] - ns if i + 1 < len(starts) else median)
+    return times, median, len(by_cta)
+
+
 def percentile(values, q):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -79,15 +99,8 @@ def percentile(values, q):
 def tile_spread(launch):
     """One launch's tile time (ns), each wave's width and the gaps to a shared block's previous
     reader (both in tile times), and how those gaps fall in GAP_BINS."""
-    by_cta = {}
-    for cta, _, _, _, ns in launch:
-        by_cta.setdefault(cta, []).append(ns)
-    steps = [b - a for starts in by_cta.values() for a, b in zip(sorted(starts), sorted(starts)[1:])]
-    if not steps:
-        raise ValueError("no CTA started two tiles: nothing to measure a tile's time by")
-    tile_ns = statistics.median(steps)
+    times, tile_ns, ctas = tile_times(launch)
     ordered = sorted(launch, key=lambda t: t[4])
-    ctas = len(by_cta)
     waves = [ordered[i:i + ctas] for i in range(0, len(ordered), ctas)]
     widths = [(w[-1][4] - w[0][4]) / tile_ns for w in waves]
     gaps = {"rows": [], "columns": []}
@@ -101,21 +114,22 @@ def tile_spread(launch):
     for side, values in gaps.items():
         edges = (0.0,) + GAP_BINS + (float("inf"),)
         binned[side] = [sum(lo <= v < hi for v in values) / max(1, len(values)) for lo, hi in zip(edges, edges[1:])]
-    return {"tiles": len(launch), "ctas": ctas, "tile_ns": tile_ns, "widths": widths, "gaps": gaps, "binned": binned}
+    return {"tiles": len(times), "ctas": ctas, "tile_ns": tile_ns, "widths": widths, "gaps": gaps, "binned": binned}
 
 
 def describe_tiles(path, launches):
     s = tile_spread(launches[-1])
     widths = s["widths"]
-    line = (f"{path} TLU (launch {len(launches)} of {len(launches)}): {s['tiles']} tiles on {s['ctas']} CTAs, "
+    line = (f"{path} TLU (the last of {len(launches)} launches): {s['tiles']} tiles on {s['ctas']} CTAs, "
             f"tile {s['tile_ns'] / 1000:.1f} us; wave width in tile times: first {widths[0]:.2f}, "
             f"median {statistics.median(widths):.2f}, last full {widths[-2] if len(widths) > 1 else widths[0]:.2f}")
     for side in ("rows", "columns"):
         values = s["gaps"][side]
         if values:
             bins = " ".join(f"{share:.0%}" for share in s["binned"][side])
+            below = ", ".join(f"<{edge}" for edge in GAP_BINS)
             line += (f"; after the previous reader of the same {side}: median {statistics.median(values):.2f}, "
-                     f"p90 {percentile(values, 0.9):.2f} ({bins} under {', '.join(map(str, GAP_BINS))}, beyond)")
+                     f"p90 {percentile(values, 0.9):.2f} ({below}, beyond: {bins})")
     return line
 
 

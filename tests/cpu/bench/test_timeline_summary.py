@@ -71,7 +71,7 @@ class Tiles(unittest.TestCase):
         try:
             out = subprocess.run([sys.executable, SCRIPT, "--tiles", f.name], capture_output=True, text=True,
                                  check=True).stdout
-            self.assertIn("TLU (launch 2 of 2): 8 tiles on 4 CTAs, tile 0.1 us; wave width in tile times: first 0.90", out)
+            self.assertIn("TLU (the last of 2 launches): 8 tiles on 4 CTAs, tile 0.1 us; wave width in tile times: first 0.90", out)
             self.assertIn("same columns: median 0.30", out)
         finally:
             os.unlink(f.name)
