@@ -14,8 +14,10 @@ tiles of the log's last launch start: the median tile time (a CTA's consecutive 
 each wave is (the tiles in start order, as many a wave as CTAs), and how long after the previous
 reader of the same rows of A, or the same columns of B, a tile starts, in tile times. Units in
 lockstep start a wave together (spread 0) and find a shared block just read (gap 0, or one tile
-time for the next wave's); where they spread apart the gaps grow, and a block read again after L2
-has let it go costs HBM bytes (src/plan/l2_reuse.cpp's lockstep model does not see them).
+time for the next wave's); where they spread apart the waves widen and the gaps grow, and a block
+read again after L2 has let it go costs HBM bytes that src/plan/l2_reuse.cpp's lockstep model does
+not see (scripts/l2_replay.py turns the starts into bytes: what L2 holds depends on everything the
+wave reads over its width, not on the gap alone).
 """
 import argparse
 import re
