@@ -32,6 +32,16 @@ def replay(offsets, capacity):
     return l2_replay.replay(times, K, BLOCK, BLOCK, 64, capacity, 8)
 
 
+def run_script(log, *args):
+    """The script on a log holding `log`, as a finished process."""
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write(log)
+    try:
+        return subprocess.run([sys.executable, SCRIPT, f.name, *args], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+
+
 class Replay(unittest.TestCase):
     def test_an_l2_that_holds_all_reads_each_operand_once(self):
         self.assertEqual(replay([0, 1, 2, 3], 1 << 40), (2 + 4) * 8 * SLICE)
@@ -66,26 +76,16 @@ class Replay(unittest.TestCase):
             l2_replay.tile_times(launch([0, 1, 2, 3])[:4])
 
     def test_the_command_line(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-            f.write("".join(f"TLU cta {c} group {g} m {m} n {n} ns {ns}\n" for c, g, m, n, ns in launch([0, 1, 2, 3])))
-        try:
-            out = subprocess.run([sys.executable, SCRIPT, f.name, "--k", str(K), "--block", "128x128"],
-                                 capture_output=True, text=True, check=True).stdout
-            self.assertIn("8 tiles on 4 CTAs, tile 1.0 us", out)
-            self.assertIn("(x1.00)", out)
-        finally:
-            os.unlink(f.name)
+        log = "".join(f"TLU cta {c} group {g} m {m} n {n} ns {ns}\n" for c, g, m, n, ns in launch([0, 1, 2, 3]))
+        run = run_script(log, "--k", str(K), "--block", "128x128")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("8 tiles on 4 CTAs, tile 1.0 us", run.stdout)
+        self.assertIn("(x1.00)", run.stdout)
 
     def test_a_log_without_tile_starts_says_so(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-            f.write("problems: 1\n")
-        try:
-            run = subprocess.run([sys.executable, SCRIPT, f.name, "--k", "64", "--block", "64x64"],
-                                 capture_output=True, text=True)
-            self.assertEqual(run.returncode, 1)
-            self.assertIn("no TLU lines", run.stdout)
-        finally:
-            os.unlink(f.name)
+        run = run_script("problems: 1\n", "--k", "64", "--block", "64x64")
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("no TLU lines", run.stdout)
 
 
 if __name__ == "__main__":
