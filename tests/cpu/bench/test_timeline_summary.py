@@ -27,7 +27,6 @@ custom    1000x1000x1000  auto  12.6
 """
 
 
-
 def tile_lines(offsets):
     """One launch of 8 tiles, 2 x 4 in bands of two rows, on 4 CTAs of 100 ns tiles: CTA c takes
     tile c of each wave and starts it offsets[c] ns late."""
@@ -71,7 +70,8 @@ class Tiles(unittest.TestCase):
         try:
             out = subprocess.run([sys.executable, SCRIPT, "--tiles", f.name], capture_output=True, text=True,
                                  check=True).stdout
-            self.assertIn("TLU (the last of 2 launches): 8 tiles on 4 CTAs, tile 0.1 us; wave width in tile times: first 0.90", out)
+            self.assertIn("TLU (the last of 2 launches): 8 tiles on 4 CTAs, tile 0.1 us; "
+                          "wave width in tile times: first 0.90", out)
             self.assertIn("same columns: median 0.30", out)
         finally:
             os.unlink(f.name)
