@@ -53,9 +53,10 @@ def replay(times, k, block_m, block_n, block_k, capacity, slices):
     k_steps = -(-k // block_k)
     slices = max(1, min(slices, k_steps))
     slice_steps = -(-k_steps // slices)
+    slices = -(-k_steps // slice_steps)  # whole slices of slice_steps; the last may be short
     touches = []
     for order, (tile, (start, duration)) in enumerate(sorted(times.items(), key=lambda t: t[1][0])):
-        for s in range(-(-k_steps // slice_steps)):
+        for s in range(slices):
             cols = min(slice_steps * block_k, k - s * slice_steps * block_k)
             touches.append((start + duration * s * slice_steps / k_steps, order, tile, s, cols))
     touches.sort(key=lambda t: (t[0], t[1]))
