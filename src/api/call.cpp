@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <utility>
 
+#include "api/device_state.hpp"
 #include "api/epilogue_only.hpp"
 #include "api/prepared.hpp"
 #include "api/split_k.hpp"
@@ -70,6 +72,7 @@ struct PreparedCall {
   // the call, hence mutable).
   mutable void* workspace = nullptr;
   mutable cudaStream_t workspace_stream = nullptr;
+  mutable std::mutex* launch_lock = nullptr;  // that stream's (DeviceState::launch_lock)
   mutable SplitKReduceParams reduce;
 };
 
@@ -172,18 +175,20 @@ PreparedCall make_call(std::shared_ptr<const PreparedGemm> gemm, const plan::Gem
 
 bool capturing(cudaStream_t stream);
 
-// Points a split call at `stream`'s workspace: from the device's per-stream buffers, grown (by
-// a new allocation) only outside a capture. A call aimed at this stream before keeps its buffer
-// without asking the device (and taking its mutex): it was large enough, buffers are never
-// freed, and no other stream is ever given one that was this stream's.
+// Points a split call at `stream`'s workspace and launch lock: from the device's per-stream
+// buffers, grown (by a new allocation) only outside a capture. A call aimed at this stream before
+// keeps its buffer without asking the device (and taking its mutex): it was large enough, buffers
+// are never freed, and no other stream is ever given one that was this stream's (the call cache
+// is this thread's, so cudaStreamPerThread names one stream here too).
 void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
   if (call.workspace && call.workspace_stream == stream) return;
   const PreparedGemm& g = *call.gemm;
   const uint64_t bytes = g.plan.workspace_bytes();
-  void* ws = g.device->find_workspace(stream, bytes);
+  const StreamKey key = stream_key(stream);
+  void* ws = g.device->find_workspace(key, bytes);
   if (!ws) {
     if (capturing(stream)) {
-      ws = g.device->adopt_spare_workspace(stream, bytes);
+      ws = g.device->adopt_spare_workspace(key, bytes);
       if (!ws)
         throw Error("gemm: split-K needs a workspace of " + std::to_string(bytes) +
                     " bytes on the capturing stream, which has none that large, and no spare is left (allocating "
@@ -191,10 +196,11 @@ void aim_at_workspace(const PreparedCall& call, cudaStream_t stream) {
                     "split problem readies one spare workspace for a capturing stream), run the call once on this "
                     "stream first, or pass config k_splits=1");
     } else {
-      ws = g.device->grow_workspace(stream, bytes);
+      ws = g.device->grow_workspace(key, bytes);
     }
   }
   call.workspace_stream = stream;
+  call.launch_lock = &g.device->launch_lock(key);
   if (ws == call.workspace) return;
   const MatrixView v = workspace_view(g.plan, ws);
   PreparedCall& c = const_cast<PreparedCall&>(call);
@@ -241,9 +247,14 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   if (plan.k_splits > 1) {
     // Summed across each cluster, no workspace; else the partial sums (or the fused reduce's) go there.
     if (plan.main.kernel.k_cluster == 1) aim_at_workspace(call, stream);
+    if (!plan.launches_reduce_kernel()) {  // the GEMM sums the slices of every tile itself
+      jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
+                         call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
+      return;
+    }
+    std::lock_guard hold(*call.launch_lock);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
                        call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
-    if (plan.reduces_in_gemm()) return;  // the GEMM summed the slices of every tile itself
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
                                dim3(kReduceThreads), dim3(1), 0, stream, true};
@@ -263,9 +274,10 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   // a companion with nothing to do costs about 2.3 us, which the dynamic kernels take:
   // bench/results/2026-12-03-h200-companion.md.)
   GemmParams main = call.params;
-  uint32_t* counters = g.device->unit_counters(stream);
-  main.unit_counter = counters;
-  main.done_counter = counters + 1;
+  const DeviceState::UnitCounters counters = g.device->unit_counters(stream_key(stream));
+  std::lock_guard hold(*counters.launches);
+  main.unit_counter = counters.pair;
+  main.done_counter = counters.pair + 1;
   GemmParams side = main;
   side.num_clusters = plan.companion->clusters;
   jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,

@@ -70,7 +70,7 @@ void host_mapped(Record*& host, Record*& device) {
 
 struct DeviceState::CounterBlock {
   uint32_t* device = nullptr;  // kPairs pairs of counters
-  std::map<cudaStream_t, uint32_t> slot;
+  std::map<StreamKey, uint32_t> slot;
   static constexpr uint32_t kPairs = 256;
 };
 
@@ -81,10 +81,21 @@ struct DeviceState::Workspaces {
     void* data = nullptr;
     uint64_t bytes = 0;
   };
-  std::map<cudaStream_t, Buffer> by_stream;
+  std::map<StreamKey, Buffer> by_stream;
   Buffer spare;  // made by prepare(), taken by a capturing stream without a workspace
   std::vector<void*> retired;
   uint64_t prepared_bytes = 0;
+};
+
+// One per stream that ran a call of two launches; never freed (a lock's address stays valid).
+struct DeviceState::LaunchLocks {
+  std::map<StreamKey, std::unique_ptr<std::mutex>> by_stream;
+
+  std::mutex& of(const StreamKey& stream) {
+    std::unique_ptr<std::mutex>& m = by_stream[stream];
+    if (!m) m = std::make_unique<std::mutex>();
+    return *m;
+  }
 };
 
 namespace {
@@ -120,6 +131,7 @@ DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device
   host_mapped(record_host_, record_device_);
   host_mapped(fault_host_, fault_device_);
   workspaces_ = new Workspaces;
+  launch_locks_ = new LaunchLocks;
   counters_ = new CounterBlock;
   check(cudaMalloc(reinterpret_cast<void**>(&counters_->device), CounterBlock::kPairs * 2 * sizeof(uint32_t)),
         "cudaMalloc");
@@ -127,7 +139,7 @@ DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device
   // The process lives on with these: the library keeps them until exit.
 }
 
-uint32_t* DeviceState::unit_counters(cudaStream_t stream) {
+DeviceState::UnitCounters DeviceState::unit_counters(const StreamKey& stream) {
   std::lock_guard lock(mutex_);
   auto it = counters_->slot.find(stream);
   if (it == counters_->slot.end()) {
@@ -135,16 +147,21 @@ uint32_t* DeviceState::unit_counters(cudaStream_t stream) {
       throw Error("more than " + std::to_string(CounterBlock::kPairs) + " streams ran dynamic GEMMs on one device");
     it = counters_->slot.emplace(stream, static_cast<uint32_t>(counters_->slot.size())).first;
   }
-  return counters_->device + 2 * it->second;
+  return {counters_->device + 2 * it->second, &launch_locks_->of(stream)};
 }
 
-void* DeviceState::find_workspace(cudaStream_t stream, uint64_t bytes) {
+std::mutex& DeviceState::launch_lock(const StreamKey& stream) {
+  std::lock_guard lock(mutex_);
+  return launch_locks_->of(stream);
+}
+
+void* DeviceState::find_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   auto it = workspaces_->by_stream.find(stream);
   return it != workspaces_->by_stream.end() && it->second.bytes >= bytes ? it->second.data : nullptr;
 }
 
-void* DeviceState::grow_workspace(cudaStream_t stream, uint64_t bytes) {
+void* DeviceState::grow_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   Workspaces::Buffer& b = workspaces_->by_stream[stream];
   if (b.bytes >= bytes) return b.data;
@@ -153,7 +170,7 @@ void* DeviceState::grow_workspace(cudaStream_t stream, uint64_t bytes) {
   check(cudaMalloc(&data, size), "cudaMalloc (split-K workspace)");
   // The fused reduce's tile counters start at zero (plan::kSplitCounterBytes), before this
   // stream's next kernel.
-  check(cudaMemsetAsync(data, 0, plan::kSplitCounterBytes, stream), "cudaMemsetAsync (split-K tile counters)");
+  check(cudaMemsetAsync(data, 0, plan::kSplitCounterBytes, stream.stream), "cudaMemsetAsync (split-K tile counters)");
   if (b.data) workspaces_->retired.push_back(b.data);
   b = {data, size};
   return data;
@@ -173,7 +190,7 @@ void DeviceState::note_workspace(uint64_t bytes, bool spare) {
   w.spare = {data, w.prepared_bytes};
 }
 
-void* DeviceState::adopt_spare_workspace(cudaStream_t stream, uint64_t bytes) {
+void* DeviceState::adopt_spare_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   Workspaces& w = *workspaces_;
   if (w.spare.bytes < bytes) return nullptr;

@@ -185,7 +185,7 @@ TEST(SplitKWorkspace, EachPrepareReadiesOneCaptureOnAFreshStream) {
       cudaStream_t s;
       TC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       made.push_back(s);
-      if (!api::DeviceState::current().find_workspace(s, 1)) return s;
+      if (!api::DeviceState::current().find_workspace(api::stream_key(s), 1)) return s;
     }
   };
   const cudaStream_t fresh[3] = {stream_without_workspace(), stream_without_workspace(), stream_without_workspace()};
