@@ -37,9 +37,7 @@ void check(cudaError_t e, const char* what) {
 
 TmaDescriptor descriptor(const MatrixView& v, const TmaBox& box, jit::TmaSwizzle swizzle,
                          jit::TmaL2Promotion promotion = jit::TmaL2Promotion::k256B) {
-  jit::TmaTensor t = jit::tma_3d(v.data, v.dtype, static_cast<uint64_t>(v.batch), static_cast<uint64_t>(v.rows),
-                                 static_cast<uint64_t>(v.cols), static_cast<uint64_t>(v.ld()),
-                                 static_cast<uint64_t>(v.batch_step()), 1, box.rows, box.cols, swizzle);
+  jit::TmaTensor t = jit::tma_tensor(v, box.rows, box.cols, swizzle);
   t.l2_promotion = promotion;
   const CUtensorMap map = jit::make_tensor_map(t);
   static_assert(sizeof(map) == sizeof(TmaDescriptor));

@@ -11,13 +11,15 @@ namespace tilecast::jit {
 BuildResult build_kernel(const Compiler& compiler, const DiskCache& cache, const KernelSpec& spec) {
   const int debug = jit_debug_level();
   BuildResult out;
-  out.key = compiler.cache_key(spec);
+  // The environment's options read once, for the key and the compile alike.
+  const std::vector<std::string> fixed = compiler.fixed_options();
+  out.key = compiler.cache_key(spec, fixed);
   if (auto hit = cache.load(out.key)) {
     out.kernel = std::move(*hit);
     out.disk_hit = true;
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    out.kernel = compiler.compile(spec);
+    out.kernel = compiler.compile(spec, fixed);
     out.compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     try {

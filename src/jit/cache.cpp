@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -98,7 +99,9 @@ std::optional<size_t> parse_size(std::optional<std::string_view> text) {
   size_t v = 0;
   for (char c : *text) {
     if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<size_t>(c - '0');
+    const size_t digit = static_cast<size_t>(c - '0');
+    if (v > (SIZE_MAX - digit) / 10) return std::nullopt;  // more digits than a size holds
+    v = v * 10 + digit;
   }
   return v;
 }
@@ -145,7 +148,8 @@ std::optional<CompiledKernel> DiskCache::load(const Hash128& key) const {
   const auto report_line = header_value(header, "report");
   const auto hash = header_value(header, "payload_fnv128");
   if (!log_bytes || !cubin_bytes || !lowered || !report_line || !hash) return std::nullopt;
-  if (payload.size() != *log_bytes + *cubin_bytes) return std::nullopt;
+  // (Not as a sum: crafted sizes could wrap around to the payload's.)
+  if (*log_bytes > payload.size() || payload.size() - *log_bytes != *cubin_bytes) return std::nullopt;
   const auto report = ResourceReport::from_string(*report_line);
   if (!report) return std::nullopt;
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "jit/embedded_headers.hpp"
@@ -194,54 +195,68 @@ std::vector<std::string> Compiler::fixed_options() const {
   return o;
 }
 
-std::vector<std::string> Compiler::options(const KernelSpec& spec) const {
-  std::vector<std::string> out = fixed_options();
+std::vector<std::string> Compiler::options(const KernelSpec& spec, const std::vector<std::string>& fixed,
+                                           bool pch) const {
+  std::vector<std::string> out = fixed;
   out.insert(out.end(), spec.options.begin(), spec.options.end());
   out.push_back("-I" + cccl_include_.string());
   if (!toolkit_include_.empty()) out.push_back("-I" + toolkit_include_.string());
   // Not in the key: a path, and the cubin is the same with or without (jit/pch.hpp). No PCH
   // messages, so that a cached entry's log reads the same either way.
-  if (!pch_dir_.empty()) {
+  if (pch && !pch_dir_.empty()) {
     out.insert(out.end(), {"-pch", "--pch-dir=" + pch_dir_.string(), "--pch-messages=false", "--pch-verbose=false"});
   }
   return out;
 }
 
-Hash128 Compiler::cache_key(const KernelSpec& spec) const {
+bool Compiler::pch_folder_ready() const {
+  if (pch_dir_.empty()) return false;
+  // NVRTC fails a compile whose --pch-dir is missing ("invalid PCH directory") rather than
+  // compiling without: the folder is made again where it went.
+  std::error_code ec;
+  return fs::is_directory(pch_dir_, ec) || fs::create_directories(pch_dir_, ec);
+}
+
+Hash128 Compiler::cache_key(const KernelSpec& spec, const std::vector<std::string>& fixed) const {
   Fnv128 h;
   h.field("format", kKeyFormat);
   h.field("arch", kArch);
   h.field("toolchain", toolchain_);
   h.field("headers", headers_digest_.hex());
-  for (const std::string& o : fixed_options()) h.field("option", o);
+  for (const std::string& o : fixed) h.field("option", o);
   for (const std::string& o : spec.options) h.field("option", o);
   h.field("name", spec.name_expression);
   h.field("source", spec.source);
   return h.digest();
 }
 
-CompiledKernel Compiler::compile(const KernelSpec& spec) const {
+CompiledKernel Compiler::compile(const KernelSpec& spec, const std::vector<std::string>& fixed) const {
   if (spec.name_expression.empty()) throw Error("JIT: a kernel spec needs a name expression");
-  Program program(spec, headers_);
-  check_nvrtc(nvrtcAddNameExpression(program.get(), spec.name_expression.c_str()),
-              "nvrtcAddNameExpression");
-
-  const std::vector<std::string> opts = options(spec);
-  std::vector<const char*> argv;
-  for (const auto& o : opts) argv.push_back(o.c_str());
-  const nvrtcResult result =
-      nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  bool pch = pch_folder_ready();
+  std::unique_ptr<Program> program;
+  nvrtcResult result = NVRTC_SUCCESS;
+  for (;;) {
+    program = std::make_unique<Program>(spec, headers_);
+    check_nvrtc(nvrtcAddNameExpression(program->get(), spec.name_expression.c_str()), "nvrtcAddNameExpression");
+    const std::vector<std::string> opts = options(spec, fixed, pch);
+    std::vector<const char*> argv;
+    for (const auto& o : opts) argv.push_back(o.c_str());
+    result = nvrtcCompileProgram(program->get(), static_cast<int>(argv.size()), argv.data());
+    // The folder went between the check and the compile: once more, without a PCH.
+    if (result == NVRTC_SUCCESS || !pch || program->log().find("PCH directory") == std::string::npos) break;
+    pch = false;
+  }
 
   CompiledKernel out;
-  out.log = program.log();
-  if (!pch_dir_.empty() && jit_debug_level() >= 1) {
+  out.log = program->log();
+  if (pch && jit_debug_level() >= 1) {
     // Whether this compile saved a PCH: NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED when it used one
     // (or chose not to); a full PCH heap is worth knowing (nvrtcSetPCHHeapSize).
-    const nvrtcResult pch = nvrtcGetPCHCreateStatus(program.get());
+    const nvrtcResult made = nvrtcGetPCHCreateStatus(program->get());
     size_t need = 0;
-    if (pch == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) nvrtcGetPCHHeapSizeRequired(program.get(), &need);
+    if (made == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) nvrtcGetPCHHeapSizeRequired(program->get(), &need);
     std::fprintf(stderr, "tilecast jit: pch %s%s for %s\n",
-                 pch == NVRTC_SUCCESS ? "created" : nvrtcGetErrorString(pch),
+                 made == NVRTC_SUCCESS ? "created" : nvrtcGetErrorString(made),
                  need ? (", the PCH heap needs " + std::to_string(need >> 20) + " MiB").c_str() : "",
                  spec.name_expression.c_str());
   }
@@ -253,15 +268,15 @@ CompiledKernel Compiler::compile(const KernelSpec& spec) const {
   }
 
   const char* lowered = nullptr;
-  check_nvrtc(nvrtcGetLoweredName(program.get(), spec.name_expression.c_str(), &lowered),
+  check_nvrtc(nvrtcGetLoweredName(program->get(), spec.name_expression.c_str(), &lowered),
               "nvrtcGetLoweredName");
   out.lowered_name = lowered;
 
   size_t cubin_size = 0;
-  check_nvrtc(nvrtcGetCUBINSize(program.get(), &cubin_size), "nvrtcGetCUBINSize");
+  check_nvrtc(nvrtcGetCUBINSize(program->get(), &cubin_size), "nvrtcGetCUBINSize");
   if (cubin_size == 0) throw Error("NVRTC produced an empty cubin for " + spec.name_expression);
   out.cubin.resize(cubin_size);
-  check_nvrtc(nvrtcGetCUBIN(program.get(), out.cubin.data()), "nvrtcGetCUBIN");
+  check_nvrtc(nvrtcGetCUBIN(program->get(), out.cubin.data()), "nvrtcGetCUBIN");
 
   // Where a GPU driver is installed, NVRTC may take the cubin from the driver's compute cache
   // (~/.nv/ComputeCache) without running ptxas, and the log then has no resource report (seen

@@ -54,18 +54,30 @@ class Compiler {
   Compiler(std::vector<SourceHeader> headers, std::filesystem::path cccl_include,
            bool precompiled_headers = pch_enabled());
 
+  // The options every kernel is compiled with: the arch, the language, the resource report, and
+  // those the environment adds now (TILECAST_JIT_LINEINFO, TILECAST_JIT_OPTIONS: read at each
+  // call). A build reads them once and gives the same list to cache_key and compile, so that the
+  // environment changing in between cannot file a cubin under the other setting's key.
+  std::vector<std::string> fixed_options() const;
+
   // Compiles spec for sm_90a. Throws tilecast::Error holding the NVRTC log and the first lines of
-  // the source when NVRTC fails.
-  CompiledKernel compile(const KernelSpec& spec) const;
+  // the source when NVRTC fails. With precompiled headers, a PCH folder that has gone (a /tmp
+  // cleaner, another process's sweep) is made again, or the kernel compiled without one.
+  CompiledKernel compile(const KernelSpec& spec, const std::vector<std::string>& fixed) const;
+  CompiledKernel compile(const KernelSpec& spec) const { return compile(spec, fixed_options()); }
 
   // The disk cache key: a hash of a format tag, the target arch, the source, the name expression,
   // every NVRTC option except the include folders and the PCH ones (a PCH changes how fast the
   // cubin comes, not its bytes), the embedded headers' names and contents, the CCCL and CUDA
   // header versions and the NVRTC version. Never a path.
-  Hash128 cache_key(const KernelSpec& spec) const;
+  Hash128 cache_key(const KernelSpec& spec, const std::vector<std::string>& fixed) const;
+  Hash128 cache_key(const KernelSpec& spec) const { return cache_key(spec, fixed_options()); }
 
-  // The full NVRTC option list for spec, include folders and PCH options last.
-  std::vector<std::string> options(const KernelSpec& spec) const;
+  // The full NVRTC option list for spec, include folders and PCH options (when `pch`) last.
+  std::vector<std::string> options(const KernelSpec& spec, const std::vector<std::string>& fixed, bool pch) const;
+  std::vector<std::string> options(const KernelSpec& spec) const {
+    return options(spec, fixed_options(), precompiled_headers());
+  }
 
   const std::filesystem::path& cccl_include() const { return cccl_include_; }
   const std::vector<SourceHeader>& headers() const { return headers_; }
@@ -76,7 +88,8 @@ class Compiler {
   const std::filesystem::path& pch_dir() const { return pch_dir_; }
 
  private:
-  std::vector<std::string> fixed_options() const;
+  // Whether this compile can use the PCH folder: there, or made again.
+  bool pch_folder_ready() const;
 
   std::vector<SourceHeader> headers_;
   std::filesystem::path cccl_include_;

@@ -79,17 +79,14 @@ TmaTensor tma_3d(const void* base, DType dtype, uint64_t batch, uint64_t rows, u
 
 TmaTensor tma_tensor(const MatrixView& view, uint32_t box_rows, uint32_t box_cols,
                      TmaSwizzle swizzle) {
-  if (view.rows < 0 || view.cols < 0 || view.batch < 1 || view.row_stride < 0 ||
-      view.batch_stride < 0) {
+  const bool batched = view.batch > 1;
+  if (view.rows < 0 || view.cols < 0 || view.batch < 1 || view.row_stride < 0 || (batched && view.batch_stride < 0)) {
     throw Error("TMA descriptor: a MatrixView with a negative size or stride, or batch < 1");
   }
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-  if (view.batch == 1) {
-    return tma_2d(view.data, view.dtype, u(view.rows), u(view.cols), u(view.ld()), box_rows,
-                  box_cols, swizzle);
-  }
-  return tma_3d(view.data, view.dtype, u(view.batch), u(view.rows), u(view.cols), u(view.ld()),
-                u(view.batch_step()), 1, box_rows, box_cols, swizzle);
+  const uint64_t batch_step = batched ? u(view.batch_step()) : u(view.rows) * u(view.ld());
+  return tma_3d(view.data, view.dtype, u(view.batch), u(view.rows), u(view.cols), u(view.ld()), batch_step, 1,
+                box_rows, box_cols, swizzle);
 }
 
 std::string describe(const TmaTensor& t) {
@@ -124,18 +121,23 @@ TmaEncodeArgs tma_encode_args(const TmaTensor& t) {
   }
   static const char* const kStrideNames[] = {"", "row stride", "batch stride"};
   for (uint32_t i = 1; i < t.rank; ++i) {
-    const uint64_t extent = t.dims[i - 1] * t.strides[i - 1];  // elements spanned by one step below
-    const uint64_t bytes = t.strides[i] * elem;
     const std::string name = kStrideNames[i];
+    // Bounded first, so that its bytes cannot wrap; the extent below is 128-bit for the same reason.
+    if (t.strides[i] >= kMaxStrideBytes / elem) {
+      fail(name + " of " + std::to_string(t.strides[i]) + " elements is 2^40 bytes or more");
+    }
+    const uint64_t bytes = t.strides[i] * elem;
+    // Elements spanned by one step of the dimension below.
+    const unsigned __int128 extent = static_cast<unsigned __int128>(t.dims[i - 1]) * t.strides[i - 1];
     if (t.strides[i] < extent) {
       fail(name + " of " + std::to_string(t.strides[i]) + " elements is smaller than the " +
-           std::to_string(extent) + " elements it must span");
+           (extent >> 64 ? std::string("2^64 or more") : std::to_string(static_cast<uint64_t>(extent))) +
+           " elements it must span");
     }
     if (bytes % 16 != 0) {
       fail(name + " of " + std::to_string(t.strides[i]) + " elements (" + std::to_string(bytes) +
            " bytes) is not a multiple of 16 bytes");
     }
-    if (bytes >= kMaxStrideBytes) fail(name + " of " + std::to_string(bytes) + " bytes is >= 2^40");
   }
   static const char* const kBoxNames[] = {"box cols", "box rows", "box batch"};
   for (uint32_t i = 0; i < t.rank; ++i) {

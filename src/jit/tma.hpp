@@ -39,7 +39,8 @@ TmaTensor tma_3d(const void* base, DType dtype, uint64_t batch, uint64_t rows, u
                  uint64_t row_stride, uint64_t batch_stride, uint32_t box_batch, uint32_t box_rows,
                  uint32_t box_cols, TmaSwizzle swizzle = TmaSwizzle::k128B);
 
-// A MatrixView: 2-D when batch == 1, else 3-D with a box of one matrix deep.
+// A MatrixView as the GEMM kernels load it: 3-D, a box one matrix deep, even for one matrix,
+// whose batch stride is never stepped and may be anything (its span stands in for it).
 TmaTensor tma_tensor(const MatrixView& view, uint32_t box_rows, uint32_t box_cols,
                      TmaSwizzle swizzle = TmaSwizzle::k128B);
 

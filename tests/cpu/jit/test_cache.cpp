@@ -8,8 +8,11 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "gpu/jit/test_kernels.hpp"
@@ -141,6 +144,30 @@ TEST(JitCache, DamagedEntryIsAMissAndIsRewritten) {
   other.lo ^= 1;
   fs::copy_file(entry, cache.entry_path(other));
   EXPECT_FALSE(cache.load(other).has_value());
+}
+
+// Sizes whose sum wraps around to the payload's: the entry is a miss, not an exception.
+TEST(JitCache, EntryWithWrappingSizesIsAMiss) {
+  TempDir dir;
+  const DiskCache cache(dir.path());
+  const BuildResult built = build_kernel(Compiler(), cache, test::add_spec(8));
+  const fs::path entry = cache.entry_path(built.key);
+  std::string file;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t payload = file.size() - (file.find("\n\n") + 2);
+  const auto set_field = [&](const std::string& name, const std::string& value) {
+    const size_t at = file.find("\n" + name + " ") + name.size() + 2;
+    file.replace(at, file.find('\n', at) - at, value);
+  };
+  set_field("log_bytes", std::to_string(SIZE_MAX));  // log_bytes + cubin_bytes == payload, wrapped
+  set_field("cubin_bytes", std::to_string(payload + 1));
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << file;
+  std::optional<CompiledKernel> loaded;
+  EXPECT_NO_THROW(loaded = cache.load(built.key));
+  EXPECT_FALSE(loaded.has_value());
 }
 
 TEST(JitCache, DisabledCacheCompilesEveryTime) {

@@ -1,12 +1,13 @@
 // NVRTC's automatic precompiled headers (jit/pch.hpp): the same cubin bytes with and without,
-// options that stay out of the cache key, a PCH that is really made, and per-process folders that
-// are private and swept when their process is gone.
+// options that stay out of the cache key, a PCH that is really made, a folder that went made
+// again, and per-process folders that are private and swept when their process is gone.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "jit/compiler.hpp"
 #include "jit/pch.hpp"
@@ -69,6 +70,28 @@ TEST(JitPch, OptionsStayOutOfTheKey) {
   EXPECT_TRUE(has(with, "--pch-dir=" + pch.pch_dir().string()));
   EXPECT_FALSE(has(without, "-pch"));
   EXPECT_EQ(with.size(), without.size() + 4);
+}
+
+// NVRTC fails a compile whose PCH folder is missing rather than compiling without: a folder that
+// went (a /tmp cleaner, a sweep by a process in another pid namespace) is made again, and one that
+// cannot be (a file in its place) leaves the compile without PCH. Either way the cubin is the one
+// a compile without PCH gives.
+TEST(JitPch, AFolderThatWentIsMadeAgainOrDoneWithout) {
+  const Compiler plain(Compiler().headers(), find_cccl_include(), false);
+  const Compiler pch(plain.headers(), plain.cccl_include(), true);
+  ASSERT_TRUE(pch.precompiled_headers());
+  pch.compile(seeded_kernel(1));
+  fs::remove_all(pch.pch_dir());
+  CompiledKernel made_again;
+  ASSERT_NO_THROW(made_again = pch.compile(seeded_kernel(2)));
+  EXPECT_TRUE(fs::is_directory(pch.pch_dir()));
+  EXPECT_TRUE(made_again.cubin == plain.compile(seeded_kernel(2)).cubin);
+  fs::remove_all(pch.pch_dir());
+  { std::ofstream blocker(pch.pch_dir()); }
+  CompiledKernel without;
+  ASSERT_NO_THROW(without = pch.compile(seeded_kernel(3)));
+  EXPECT_TRUE(without.cubin == plain.compile(seeded_kernel(3)).cubin);
+  fs::remove(pch.pch_dir());
 }
 
 // NVRTC checks a PCH against the options, not against in-memory header contents (a probe showed a

@@ -62,9 +62,18 @@ TEST(JitTma, FromMatrixView) {
   v.data = const_cast<void*>(kBase);
   v.rows = 256;
   v.cols = 512;
-  const TmaTensor two = tma_tensor(v, 128, 64);
-  EXPECT_EQ(two.rank, 2u);
-  EXPECT_EQ(two.strides[1], 512u);
+  const TmaTensor one = tma_tensor(v, 128, 64);
+  EXPECT_EQ(one.rank, 3u);
+  EXPECT_EQ(one.dims[2], 1u);
+  EXPECT_EQ(one.strides[1], 512u);
+  EXPECT_EQ(one.strides[2], 256u * 512);
+  // One matrix's batch stride is never stepped: whatever it says (validation lets it be anything,
+  // in place C = D included), the descriptor encodes.
+  for (const int64_t any : {int64_t{100}, int64_t{3}, int64_t{-5}, int64_t{1} << 45}) {
+    v.batch_stride = any;
+    EXPECT_NO_THROW(tma_encode_args(tma_tensor(v, 128, 64))) << "batch stride " << any;
+  }
+  v.batch_stride = 0;
   v.batch = 3;
   v.row_stride = 520;
   const TmaTensor three = tma_tensor(v, 128, 64);
@@ -98,6 +107,12 @@ TEST(JitTma, RejectsBadStrides) {
                        "batch stride of 4100 elements (8200 bytes) is not a multiple of 16"));
   EXPECT_TRUE(Contains(error_of(tma_2d(kBase, DType::kBF16, 4, uint64_t{1} << 40, 0, 4, 64)),
                        "cols must be in [1, 2^32]"));
+  // Strides whose bytes or spans pass 2^64: refused, not wrapped into small legal-looking ones.
+  EXPECT_TRUE(Contains(error_of(tma_2d(kBase, DType::kFP32, 64, 64, uint64_t{1} << 62, 64, 32)),
+                       "row stride of 4611686018427387904 elements is 2^40 bytes or more"));
+  const uint64_t rows = uint64_t{1} << 32, ld = uint64_t{1} << 36;  // rows x ld = 2^68 elements
+  EXPECT_TRUE(Contains(error_of(tma_3d(kBase, DType::kBF16, 2, rows, 64, ld, 8, 1, 64, 64)),
+                       "batch stride of 8 elements is smaller than the 2^64 or more elements it must span"));
 }
 
 TEST(JitTma, RejectsBadBoxes) {
