@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/gemm_source.hpp"
+#include "api/split_k.hpp"
 #include "jit/runtime.hpp"
 
 namespace tilecast::api {
@@ -21,6 +22,22 @@ std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, con
     if (p.companion) add(p.companion->kernel);
   }
   return specs;
+}
+
+std::vector<OtherKernel> other_kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts) {
+  std::vector<OtherKernel> out;
+  for (const WarmItem& item : items) {
+    const plan::GemmPlan p = plan::plan_gemm(item.desc, facts, item.config);
+    if (!p.launches_reduce_kernel()) continue;
+    jit::KernelSpec source = split_k_reduce_source(p.desc);
+    const auto same = [&](const OtherKernel& k) { return k.source.name_expression == source.name_expression; };
+    if (std::find_if(out.begin(), out.end(), same) != out.end()) continue;
+    const plan::GemmDesc& d = p.desc;
+    out.push_back({std::string("split-K reduce ") + (d.out == DType::kFP32 ? "fp32" : "bf16") + (d.has_c ? " +C" : "") +
+                       (d.has_bias ? (d.bias_type == DType::kFP32 ? " +bias fp32" : " +bias bf16") : ""),
+                   std::move(source), kReduceThreads});
+  }
+  return out;
 }
 
 std::string describe_kernel(const GemmKernelSpec& s) {
@@ -42,33 +59,39 @@ std::string describe_kernel(const GemmKernelSpec& s) {
 }
 
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
-                                         const std::function<void(size_t, size_t)>& progress) {
-  std::vector<WarmedKernel> out(specs.size());
+                                         const std::function<void(size_t, size_t)>& progress,
+                                         std::span<const OtherKernel> others) {
+  const size_t total = specs.size() + others.size();
+  std::vector<WarmedKernel> out(total);
   std::atomic<size_t> next{0};
   size_t done = 0;
   std::mutex mutex;
   std::string first_error;
+  // Kernel i: a GEMM kernel's spec, then the others.
+  const auto name = [&](size_t i) { return i < specs.size() ? describe_kernel(specs[i]) : others[i - specs.size()].name; };
   auto worker = [&] {
-    for (size_t i = next++; i < specs.size(); i = next++) {
+    for (size_t i = next++; i < total; i = next++) {
       try {
-        const jit::BuildResult built = jit::Runtime::instance().build(gemm_kernel_source(specs[i]));
+        const bool gemm = i < specs.size();
+        const jit::BuildResult built =
+            jit::Runtime::instance().build(gemm ? gemm_kernel_source(specs[i]) : others[i - specs.size()].source);
         const jit::ResourceReport& r = built.kernel.report;
-        out[i] = {describe_kernel(specs[i]),
+        out[i] = {name(i),
                   built.disk_hit,
                   built.compile_seconds,
                   r.found,
                   static_cast<uint32_t>(r.registers),
                   static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
                   static_cast<uint32_t>(r.stack_frame_bytes),
-                  gemm_geometry(specs[i]).threads,
+                  gemm ? gemm_geometry(specs[i]).threads : others[i - specs.size()].threads,
                   built.kernel.log.find("wgmma.mma_async instructions are serialized") != std::string::npos};
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex);
-        if (first_error.empty()) first_error = describe_kernel(specs[i]) + ": " + e.what();
+        if (first_error.empty()) first_error = name(i) + ": " + e.what();
       }
       std::lock_guard lock(mutex);
       ++done;
-      if (progress) progress(done, specs.size());
+      if (progress) progress(done, total);
     }
   };
   std::vector<std::thread> pool;

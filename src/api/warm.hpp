@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/compiler.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
 
@@ -35,12 +36,24 @@ struct WarmedKernel {
 // The distinct kernel specs the items' plans launch on a device with these facts.
 std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts);
 
+// A kernel that is not a GEMM kernel: the split-K reduce kernel some plans launch behind theirs.
+struct OtherKernel {
+  std::string name;  // "split-K reduce bf16 +C"
+  jit::KernelSpec source;
+  uint32_t threads = 0;
+};
+// The distinct reduce kernels the items' plans launch (one per epilogue that a split plan sums
+// through the reduce kernel).
+std::vector<OtherKernel> other_kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts);
+
 // One line per kernel spec: "128x256 st4 c2x1 bf16 +C normal static".
 std::string describe_kernel(const GemmKernelSpec& spec);
 
-// Builds `specs` with `threads` threads into the process's JIT disk cache. `progress`, if given,
-// is called after each kernel (done, total) from the worker threads, one at a time.
+// Builds `specs`, then `others`, with `threads` threads into the process's JIT disk cache.
+// `progress`, if given, is called after each kernel (done, total) from the worker threads, one at
+// a time.
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
-                                         const std::function<void(size_t, size_t)>& progress = {});
+                                         const std::function<void(size_t, size_t)>& progress = {},
+                                         std::span<const OtherKernel> others = {});
 
 }  // namespace tilecast::api

@@ -86,8 +86,8 @@ class Runner {
     const auto t0 = std::chrono::steady_clock::now();
     try {
       const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts_);
-      const std::vector<api::WarmedKernel> done =
-          api::warm_jit_cache(specs, std::max(1u, std::thread::hardware_concurrency()));
+      const std::vector<api::WarmedKernel> done = api::warm_jit_cache(
+          specs, std::max(1u, std::thread::hardware_concurrency()), {}, api::other_kernels_to_warm(items, facts_));
       int compiled = 0;
       for (const api::WarmedKernel& k : done) compiled += !k.from_cache;
       std::printf("mcast: %zu rows, %zu kernels (%d compiled) in %.1f s\n", items.size(), done.size(), compiled,

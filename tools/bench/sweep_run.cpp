@@ -20,15 +20,18 @@ void warm_sweep_kernels(const std::vector<BenchProblem>& problems, const std::ve
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   try {
     const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
-    std::fprintf(stderr, "[sweep] compiling %zu kernels with %u threads (cached ones load at once)\n", specs.size(),
-                 threads);
+    const std::vector<api::OtherKernel> others = api::other_kernels_to_warm(items, plan::DeviceFacts::h200_model());
+    std::fprintf(stderr, "[sweep] compiling %zu kernels with %u threads (cached ones load at once)\n",
+                 specs.size() + others.size(), threads);
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<api::WarmedKernel> done =
-        api::warm_jit_cache(specs, threads, [t0](size_t n, size_t total) {
+    const std::vector<api::WarmedKernel> done = api::warm_jit_cache(
+        specs, threads,
+        [t0](size_t n, size_t total) {
           const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           std::fprintf(stderr, "\r%s", progress_text(n, total, s, "kernels").c_str());
           if (n == total) std::fputc('\n', stderr);
-        });
+        },
+        others);
     size_t spilling = 0;
     for (const api::WarmedKernel& k : done) spilling += k.spill_bytes > 0;
     if (spilling) std::fprintf(stderr, "[sweep] %zu of the kernels spill registers\n", spilling);

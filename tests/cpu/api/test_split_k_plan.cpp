@@ -1,11 +1,14 @@
 // The planner and split-K: which problems it splits (the cost model's verdict, with its terms
-// printed on failure), what a split plan's kernel is, the k_splits override and its checks.
+// printed on failure), what a split plan's kernel is, the k_splits override and its checks, and the
+// reduce kernels a warm-up compiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <vector>
 
+#include "api/split_k.hpp"
+#include "api/warm.hpp"
 #include "tilecast/gemm.hpp"
 #include "tilecast/plan/gemm_plan.hpp"
 
@@ -448,3 +451,33 @@ TEST(SplitKPlan, PlansPrintTheSplit) {
 
 }  // namespace
 }  // namespace tilecast::plan
+
+namespace tilecast::api {
+namespace {
+
+// A warm-up compiles the reduce kernel of every split plan that launches one, once per epilogue,
+// and nothing for plans that sum their slices in the GEMM or do not split.
+TEST(SplitKWarm, ReduceKernelsOfSplitPlansAreWarmed) {
+  GemmConfig through_kernel, fused;
+  through_kernel.k_splits = fused.k_splits = 8;
+  through_kernel.fused_reduce = 0;
+  fused.fused_reduce = 1;
+  GemmConfig unsplit;
+  unsplit.k_splits = 1;
+  plan::GemmDesc with_c = plan::dense_desc(256, 1024, 16384, 1, DType::kFP32, true);
+  const std::vector<WarmItem> items = {{plan::dense_desc(256, 1024, 16384, 1, DType::kBF16, false), through_kernel},
+                                       {plan::dense_desc(128, 2048, 16384, 1, DType::kBF16, false), through_kernel},
+                                       {with_c, through_kernel},
+                                       {with_c, fused},
+                                       {with_c, unsplit}};
+  const std::vector<OtherKernel> others = other_kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  ASSERT_EQ(others.size(), 2u) << "one per epilogue: bf16, fp32 with C";
+  EXPECT_EQ(others[0].name, "split-K reduce bf16");
+  EXPECT_EQ(others[1].name, "split-K reduce fp32 +C");
+  EXPECT_EQ(others[1].source.name_expression, split_k_reduce_source(with_c).name_expression);
+  EXPECT_EQ(others[1].threads, kReduceThreads);
+  EXPECT_TRUE(other_kernels_to_warm(std::span(items).last(2), plan::DeviceFacts::h200_model()).empty());
+}
+
+}  // namespace
+}  // namespace tilecast::api
