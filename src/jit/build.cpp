@@ -8,11 +8,10 @@
 
 namespace tilecast::jit {
 
-BuildResult build_kernel(const Compiler& compiler, const DiskCache& cache, const KernelSpec& spec) {
+BuildResult build_kernel(const Compiler& compiler, const DiskCache& cache, const KernelSpec& spec,
+                         const std::vector<std::string>& fixed) {
   const int debug = jit_debug_level();
   BuildResult out;
-  // The environment's options read once, for the key and the compile alike.
-  const std::vector<std::string> fixed = compiler.fixed_options();
   out.key = compiler.cache_key(spec, fixed);
   if (auto hit = cache.load(out.key)) {
     out.kernel = std::move(*hit);

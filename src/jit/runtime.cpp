@@ -12,14 +12,18 @@
 namespace tilecast::jit {
 namespace {
 
-// The memory cache's key: exact, so two specs share an entry only when they are equal.
-std::string identity(CUcontext ctx, const KernelSpec& spec) {
+// The memory cache's key: exact, so two specs share an entry only when they are equal, and were
+// compiled with the same options from the environment (`fixed`: TILECAST_JIT_OPTIONS changed in
+// the process gives another kernel, as it gives another disk cache key).
+std::string identity(CUcontext ctx, const KernelSpec& spec, const std::vector<std::string>& fixed) {
   size_t size = sizeof(ctx) + spec.name_expression.size() + spec.source.size() + 2;
   for (const auto& o : spec.options) size += o.size() + 1;
+  for (const auto& o : fixed) size += o.size() + 1;
   std::string id;
   id.reserve(size);
   id.append(reinterpret_cast<const char*>(&ctx), sizeof(ctx));
   id.append(spec.name_expression).push_back('\0');
+  for (const auto& o : fixed) id.append(o).push_back('\0');
   for (const auto& o : spec.options) id.append(o).push_back('\0');
   id.push_back('\0');
   id.append(spec.source);
@@ -87,7 +91,8 @@ CUlibrary Runtime::library_for(const BuildResult& built) {
 
 const Kernel& Runtime::kernel(const KernelSpec& spec) {
   const CUcontext ctx = current_context();
-  std::string id = identity(ctx, spec);
+  const std::vector<std::string> fixed = compiler_.fixed_options();
+  std::string id = identity(ctx, spec, fixed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = kernels_.find(id); it != kernels_.end()) {
@@ -97,7 +102,7 @@ const Kernel& Runtime::kernel(const KernelSpec& spec) {
   }
 
   // Compile outside the lock: cached launches of other kernels must not wait for NVRTC.
-  const BuildResult built = build(spec);
+  const BuildResult built = build_kernel(compiler_, cache_, spec, fixed);
   (built.disk_hit ? disk_hits_ : compiles_).fetch_add(1, std::memory_order_relaxed);
 
   std::lock_guard<std::mutex> lock(mutex_);

@@ -350,6 +350,23 @@ TEST_F(JitGpu, CachedLaunchHostTime) {
   EXPECT_LT(total, 200.0);
 }
 
+// TILECAST_JIT_OPTIONS changed within the process gives another kernel from the memory cache,
+// the one its disk key names, and the old one back once it is changed back.
+TEST_F(JitGpu, ChangedJitOptionsGiveAnotherKernel) {
+  const KernelSpec spec = test::add_spec(6);
+  const char* before = std::getenv("TILECAST_JIT_OPTIONS");
+  const std::string saved = before ? before : "";
+  ::unsetenv("TILECAST_JIT_OPTIONS");
+  const Kernel& plain = runtime().kernel(spec);
+  ::setenv("TILECAST_JIT_OPTIONS", "-DTC_JIT_TEST_UNUSED_MACRO", 1);
+  const Kernel& with = runtime().kernel(spec);
+  EXPECT_NE(&with, &plain);
+  EXPECT_EQ(with.key(), runtime().build(spec).key);
+  ::unsetenv("TILECAST_JIT_OPTIONS");
+  EXPECT_EQ(&runtime().kernel(spec), &plain);
+  if (before) ::setenv("TILECAST_JIT_OPTIONS", saved.c_str(), 1);
+}
+
 TEST_F(JitGpu, ProcessRuntimeUsesTheEnvironment) {
   const std::filesystem::path dir = test_cache_dir() / "instance";
   ::setenv("TILECAST_CACHE_DIR", dir.c_str(), 1);
