@@ -113,6 +113,10 @@ void check_overrides(const GemmConfig& o) {
   if (o.max_sms && o.cluster_m && o.max_sms < o.cluster_m * o.cluster_n)
     fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " +
          std::to_string(o.cluster_m * o.cluster_n));
+  // A split summed across a cluster runs each tile's slices as one cluster.
+  if (o.max_sms && o.cluster_reduce == 1 && o.k_splits && o.max_sms < o.k_splits)
+    fail("max_sms " + std::to_string(o.max_sms) + " cannot hold one cluster of " + std::to_string(o.k_splits) +
+         " slices (cluster_reduce=1 runs a tile's k_splits slices as one cluster)");
 }
 
 }  // namespace tilecast::plan

@@ -841,6 +841,8 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   add([](GemmConfig& o) { o.companion = 7; }, "companion 7");
   add([](GemmConfig& o) { o.swizzle = 1u << 31; }, "swizzle 2147483648 is not in 1..64");
   add([](GemmConfig& o) { o.max_sms = 3, o.cluster_m = 2, o.cluster_n = 2; }, "max_sms 3 cannot hold one cluster of 4");
+  add([](GemmConfig& o) { o.max_sms = 4, o.cluster_reduce = 1, o.k_splits = 8; },
+      "max_sms 4 cannot hold one cluster of 8 slices");
   add([](GemmConfig& o) { o.block_m = 128, o.block_n = 256, o.stages = 8; }, "shared memory");
   for (const Case& c : cases) {
     const std::string e = error_of(d, c.config);
