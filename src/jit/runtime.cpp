@@ -100,13 +100,31 @@ const Kernel& Runtime::kernel(const KernelSpec& spec) {
       return *it->second;
     }
   }
+  const std::string key = compiler_.cache_key(spec, fixed).hex();
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    built_.wait(lock, [&] { return !building_.contains(key); });
+    if (auto it = kernels_.find(id); it != kernels_.end()) return *it->second;  // built meanwhile, in this context
+    building_.insert(key);
+  }
+  // However this call ends, the key is no longer being built: the waiting threads go on.
+  struct Done {
+    Runtime& r;
+    const std::string& key;
+    ~Done() {
+      {
+        std::lock_guard<std::mutex> lock(r.mutex_);
+        r.building_.erase(key);
+      }
+      r.built_.notify_all();
+    }
+  } done{*this, key};
 
   // Compile outside the lock: cached launches of other kernels must not wait for NVRTC.
   const BuildResult built = build_kernel(compiler_, cache_, spec, fixed);
   (built.disk_hit ? disk_hits_ : compiles_).fetch_add(1, std::memory_order_relaxed);
 
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = kernels_.find(id); it != kernels_.end()) return *it->second;  // another thread won
   const Driver& d = Driver::get();
   const CUlibrary library = library_for(built);
   CUkernel handle = nullptr;

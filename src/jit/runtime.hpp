@@ -9,11 +9,13 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "jit/build.hpp"
 #include "jit/cache.hpp"
@@ -34,8 +36,9 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // The kernel of spec in the current CUDA context (when no context is current, the current
-  // device's primary context is made current first). Thread-safe; the reference stays valid for
-  // the Runtime's life. Throws tilecast::Error on compile, load or driver failures.
+  // device's primary context is made current first). Thread-safe (threads that ask for one new
+  // kernel at once compile it once); the reference stays valid for the Runtime's life. Throws
+  // tilecast::Error on compile, load or driver failures.
   const Kernel& kernel(const KernelSpec& spec);
 
   // Compile or disk-load only: no GPU needed.
@@ -62,6 +65,10 @@ class Runtime {
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;
   // disk key -> library, shared by every context (libraries are context-independent).
   std::unordered_map<std::string, CUlibrary> libraries_;
+  // Disk keys a thread is building now: another thread that wants one waits for it (then finds
+  // the kernel, or the disk entry) rather than running NVRTC on the same program alongside.
+  std::unordered_set<std::string> building_;
+  std::condition_variable built_;
   std::atomic<uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, loads_{0};
 };
 

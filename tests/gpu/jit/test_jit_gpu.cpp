@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/jit/test_kernels.hpp"
@@ -348,6 +349,25 @@ TEST_F(JitGpu, CachedLaunchHostTime) {
               lookup, total);
   EXPECT_LT(lookup, 50.0) << "a memory-cache hit should cost microseconds";
   EXPECT_LT(total, 200.0);
+}
+
+// Threads that ask for the same new kernel at once run NVRTC once: the others wait for it.
+TEST_F(JitGpu, ThreadsAskingForOneNewKernelCompileItOnce) {
+  const std::filesystem::path dir = make_temp_dir("tilecast-jit-gpu-threads");
+  {
+    Runtime fresh(Compiler(), dir);
+    const KernelSpec spec = test::add_spec(11);
+    CUDA_OK(cudaFree(nullptr));  // the context, before the threads ask for it
+    std::vector<const Kernel*> got(8, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < got.size(); ++t) threads.emplace_back([&, t] { got[t] = &fresh.kernel(spec); });
+    for (std::thread& th : threads) th.join();
+    for (const Kernel* k : got) EXPECT_EQ(k, got[0]);
+    EXPECT_EQ(fresh.stats().compiles, 1u);
+    EXPECT_EQ(fresh.stats().disk_hits, 0u);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 // TILECAST_JIT_OPTIONS changed within the process gives another kernel from the memory cache,
