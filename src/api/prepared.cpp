@@ -94,7 +94,8 @@ std::shared_ptr<const PreparedGemm> prepared_gemm(const plan::GemmDesc& desc, co
     throw Error("gemm: the stream is capturing a CUDA graph, and this problem's kernels are not loaded yet "
                 "(compiling and loading cannot be captured): call tilecast::prepare() (for the grouped calls "
                 "prepare_mgrouped_contiguous, prepare_mgrouped_masked or prepare_kgrouped) with the same arguments "
-                "before the capture");
+                "before the capture (the same shapes, strides and config, and A's and B's rows starting at the same "
+                "offsets in 128-byte lines: the plan weighs them)");
   // Plan and compile outside the lock: other threads' cached calls must not wait for NVRTC.
   std::shared_ptr<const PreparedGemm> prepared = prepare_now(desc, config, DeviceState::current());
   std::lock_guard lock(cache_mutex());
