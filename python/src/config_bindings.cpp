@@ -48,7 +48,9 @@ void bind_config(nb::module_& m) {
       .def_rw("split_columns", &GemmConfig::split_columns)
       .def_rw("pingpong", &GemmConfig::pingpong)
       .def_rw("k_serpentine", &GemmConfig::k_serpentine)
-      .def("__eq__", [](const GemmConfig& x, const GemmConfig& y) { return x == y; })
+      // An operator: against anything but a GemmConfig it returns NotImplemented (so `== None` is
+      // False), not a TypeError.
+      .def("__eq__", [](const GemmConfig& x, const GemmConfig& y) { return x == y; }, nb::is_operator())
       .def("__str__", &format_config)
       .def("__repr__", [](const GemmConfig& c) { return "tilecast.GemmConfig('" + format_config(c) + "')"; });
   m.def("parse_config", &parse_config, "text"_a,

@@ -1,8 +1,8 @@
 // tilecast::gemm and tilecast::prepare (with the epilogue: alpha, beta, C, bias) for DLPack
 // tensors. The Python layer (tilecast/_gemm.py) picks the stream and the allocator of the caller's
 // framework; everything about the operands is checked here, once, in this order: ranks, dtypes and
-// strides, shapes (and the epilogue's scalars), devices. `out` is allocated (through the caller's
-// allocator) only after all of them passed.
+// strides, shapes (and the epilogue's scalars), devices, then the config's own rules. `out` is
+// allocated (through the caller's allocator) only after all of them passed.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -17,6 +17,7 @@
 #include "tensor_view.hpp"
 #include "tilecast/diagnostics.hpp"
 #include "tilecast/gemm.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::python {
 namespace nb = nanobind;
@@ -39,7 +40,8 @@ struct Operands {
 // Checks the operands and returns their views; allocates `out` through `alloc` when it is None.
 Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb::object& out,
                         const std::optional<Tensor>& c, const std::optional<Tensor>& bias, float beta,
-                        const std::optional<std::string>& out_dtype, const nb::object& alloc) {
+                        const std::optional<std::string>& out_dtype, const GemmConfig& config,
+                        const nb::object& alloc) {
   check_rank(where, "a", a);
   check_rank(where, "b", b, a.ndim());
   const bool batched = a.ndim() == 3;
@@ -81,7 +83,7 @@ Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb:
                               .c_str());
   std::optional<Tensor> d_tensor;
   if (!out.is_none()) {
-    d_tensor = nb::cast<Tensor>(out);
+    d_tensor = tensor_arg(where, "out", out);
     check_rank(where, "out", *d_tensor, a.ndim());
     o.d = matrix_view(where, "out", *d_tensor, Allowed::kBF16OrFP32);
     check_output_shape("out", o.d);
@@ -102,12 +104,15 @@ Operands check_operands(const char* where, const Tensor& a, const Tensor& b, nb:
   if (c) check_cuda(where, "c", *c, o.device);
   if (bias) check_cuda(where, "bias", *bias, o.device);
   if (d_tensor) check_cuda(where, "out", *d_tensor, o.device);
+  // The C++ API's first check, made here too: an empty problem returns before the call (and must
+  // still get it, as the API's own empty calls do), and a refused call allocates nothing.
+  plan::check_overrides(config);
 
   if (!d_tensor) {
     const nb::str dtype(*d_type == DType::kFP32 ? "float32" : "bfloat16");
     const nb::tuple shape = batched ? nb::make_tuple(o.a.batch, o.a.rows, o.b.rows) : nb::make_tuple(o.a.rows, o.b.rows);
     out = alloc(shape, dtype);
-    const Tensor d = nb::cast<Tensor>(out);
+    const Tensor d = tensor_arg(where, "the allocated out", out);
     o.d = matrix_view(where, "out", d, Allowed::kBF16OrFP32);
     check_output_shape("the allocated out", o.d);
     check_cuda(where, "the allocated out", d, o.device);
@@ -129,7 +134,7 @@ nb::object gemm_nt(const Tensor& a, const Tensor& b, nb::object out, const std::
                    const std::optional<Tensor>& bias, float alpha, float beta,
                    const std::optional<std::string>& out_dtype, const GemmConfig& config, uintptr_t stream,
                    const nb::object& alloc) {
-  const Operands o = check_operands("gemm_nt", a, b, out, c, bias, beta, out_dtype, alloc);
+  const Operands o = check_operands("gemm_nt", a, b, out, c, bias, beta, out_dtype, config, alloc);
   if (o.empty) return out;
   {
     nb::gil_scoped_release unlocked;  // the first call of a shape compiles for seconds
@@ -142,7 +147,7 @@ nb::object gemm_nt(const Tensor& a, const Tensor& b, nb::object out, const std::
 nb::object prepare_nt(const Tensor& a, const Tensor& b, nb::object out, const std::optional<Tensor>& c,
                       const std::optional<Tensor>& bias, float alpha, float beta,
                       const std::optional<std::string>& out_dtype, const GemmConfig& config, const nb::object& alloc) {
-  const Operands o = check_operands("prepare", a, b, out, c, bias, beta, out_dtype, alloc);
+  const Operands o = check_operands("prepare", a, b, out, c, bias, beta, out_dtype, config, alloc);
   if (o.empty) return out;
   {
     nb::gil_scoped_release unlocked;
@@ -165,15 +170,21 @@ void bind_gemm(nb::module_& m) {
         "Plans, compiles and loads what gemm_nt with these operands needs. Use tilecast.prepare.");
   m.def(
       "stream_synchronize",
-      [](uintptr_t stream) {
+      [](uintptr_t stream, int device) {
         cudaError_t e;
         {
           nb::gil_scoped_release unlocked;
+          // The legacy default stream (0) is the current device's, and a call makes its operands'
+          // device current only while it runs: the wait makes it current again.
+          std::optional<DeviceGuard> on;
+          if (device >= 0) on.emplace(device);
           e = cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream));
         }
         if (e != cudaSuccess) throw Error(std::string("cudaStreamSynchronize failed: ") + cudaGetErrorString(e));
       },
-      "stream"_a, "Waits for `stream` (for callers whose framework cannot be told about it, like JAX).");
+      "stream"_a, "device"_a = -1,
+      "Waits for `stream` of `device` (-1: the current one), for callers whose framework cannot be told "
+      "about it, like JAX.");
   m.def(
       "take_layout_fault_report", [] { return take_layout_fault_report(); },
       "After a grouped GEMM's kernel trapped on group data the problem cannot mean (its CUDA error "

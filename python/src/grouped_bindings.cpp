@@ -3,9 +3,9 @@
 // offsets or row indices, masked row counts, k-group sizes) are int32 device tensors whose contents
 // no code here reads: only their rank, dtype, stride, length and device are checked. The checks run
 // in gemm_bindings.cpp's order (ranks, dtypes and strides, shapes and scalars, devices), each raising
-// the Python exception a torch user expects; what the C++ API refuses after them (16-byte
-// alignment, overlap, a group array whose allocation is too short) raises tilecast.Error. `d` is
-// allocated through the caller's allocator only after every check passed.
+// the Python exception a torch user expects, then the config's own rules (tilecast.Error, as what
+// the C++ API refuses after them: 16-byte alignment, overlap, a group array whose allocation is too
+// short). `d` is allocated through the caller's allocator only after every check passed.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -18,6 +18,7 @@
 #include "device_guard.hpp"
 #include "tensor_view.hpp"
 #include "tilecast/grouped.hpp"
+#include "tilecast/plan/gemm_plan.hpp"
 
 namespace tilecast::python {
 namespace nb = nanobind;
@@ -56,7 +57,7 @@ struct Output {
 Output output_rank(const std::string& where, const nb::object& d, size_t rank, const char* dims) {
   Output o;
   if (!d.is_none()) {
-    o.tensor = nb::cast<Tensor>(d);
+    o.tensor = tensor_arg(where.c_str(), "d", d);
     check_ndim(where.c_str(), "d", *o.tensor, rank, dims);
   }
   return o;
@@ -84,12 +85,16 @@ void check_entries(const std::string& where, const char* name, const Tensor& t, 
                            std::to_string(entries) + " (" + why + ")");
 }
 
-// Allocates d (last phase) when it was None, and checks what the allocator returned.
+// The last phase: the config's own rules, then d allocated when it was None (and what the allocator
+// returned checked).
 void allocate(const std::string& where, nb::object& d, const Output& o, MatrixView& view, const nb::tuple& shape,
-              const nb::object& alloc, int device) {
+              const nb::object& alloc, int device, const GemmConfig& config) {
+  // The C++ API's first check, made here too: an empty problem returns before the call (and must
+  // still get it, as the API's own empty calls do), and a refused call allocates nothing.
+  plan::check_overrides(config);
   if (o.tensor) return;
   d = alloc(shape, nb::str(o.dtype == DType::kFP32 ? "float32" : "bfloat16"));
-  const Tensor t = nb::cast<Tensor>(d);
+  const Tensor t = tensor_arg(where.c_str(), "the allocated d", d);
   view = matrix_view(where.c_str(), "the allocated d", t, Allowed::kBF16OrFP32);
   check_cuda(where.c_str(), "the allocated d", t, device);
 }
@@ -106,7 +111,8 @@ ContiguousLayout layout_kind(const std::string& where, const std::string& layout
 // num_groups + 1 (offsets).
 Grouped check_contiguous(const std::string& where, const Tensor& a, const Tensor& b, nb::object& d,
                          const Tensor& layout_data, ContiguousLayout layout,
-                         const std::optional<std::string>& out_dtype, const nb::object& alloc) {
+                         const std::optional<std::string>& out_dtype, const GemmConfig& config,
+                         const nb::object& alloc) {
   const char* w = where.c_str();
   check_ndim(w, "a", a, 2, "[rows, k] (every expert's rows, one after another)");
   check_ndim(w, "b", b, 3, "[num_groups, n, k] (one matrix per expert)");
@@ -134,7 +140,7 @@ Grouped check_contiguous(const std::string& where, const Tensor& a, const Tensor
   check_cuda(w, "b", b, g.device);
   check_cuda(w, "grouped_layout", layout_data, g.device);
   if (o.tensor) check_cuda(w, "d", *o.tensor, g.device);
-  allocate(where, d, o, g.d, nb::make_tuple(g.a.rows, g.b.rows), alloc, g.device);
+  allocate(where, d, o, g.d, nb::make_tuple(g.a.rows, g.b.rows), alloc, g.device, config);
   g.empty = g.a.rows == 0 || g.b.rows == 0 || g.b.batch == 0;
   return g;
 }
@@ -143,7 +149,7 @@ Grouped check_contiguous(const std::string& where, const Tensor& a, const Tensor
 // entries; 1 <= expected_m <= max_m.
 Grouped check_masked(const std::string& where, const Tensor& a, const Tensor& b, nb::object& d,
                      const Tensor& masked_m, int64_t expected_m, const std::optional<std::string>& out_dtype,
-                     const nb::object& alloc) {
+                     const GemmConfig& config, const nb::object& alloc) {
   const char* w = where.c_str();
   check_ndim(w, "a", a, 3, "[num_groups, max_m, k] (one row buffer per expert)");
   check_ndim(w, "b", b, 3, "[num_groups, n, k] (one matrix per expert)");
@@ -171,7 +177,7 @@ Grouped check_masked(const std::string& where, const Tensor& a, const Tensor& b,
   check_cuda(w, "b", b, g.device);
   check_cuda(w, "masked_m", masked_m, g.device);
   if (o.tensor) check_cuda(w, "d", *o.tensor, g.device);
-  allocate(where, d, o, g.d, nb::make_tuple(g.a.batch, g.a.rows, g.b.rows), alloc, g.device);
+  allocate(where, d, o, g.d, nb::make_tuple(g.a.batch, g.a.rows, g.b.rows), alloc, g.device, config);
   g.empty = g.a.batch == 0 || g.a.rows == 0 || g.b.rows == 0;
   return g;
 }
@@ -180,7 +186,8 @@ Grouped check_masked(const std::string& where, const Tensor& a, const Tensor& b,
 // entries. c, when given, must be d itself: D[g] += A_g @ B_g^T.
 Grouped check_kgrouped(const std::string& where, const Tensor& a, const Tensor& b, nb::object& d,
                        const Tensor& k_sizes, const std::optional<Tensor>& c,
-                       const std::optional<std::string>& out_dtype, const nb::object& alloc, bool& accumulate) {
+                       const std::optional<std::string>& out_dtype, const GemmConfig& config,
+                       const nb::object& alloc, bool& accumulate) {
   const char* w = where.c_str();
   check_ndim(w, "a", a, 2, "[m, k] (the groups' columns side by side)");
   check_ndim(w, "b", b, 2, "[n, k] (the groups' columns side by side)");
@@ -213,7 +220,7 @@ Grouped check_kgrouped(const std::string& where, const Tensor& a, const Tensor& 
   check_cuda(w, "b", b, g.device);
   check_cuda(w, "k_sizes", k_sizes, g.device);
   if (o.tensor) check_cuda(w, "d", *o.tensor, g.device);
-  allocate(where, d, o, g.d, nb::make_tuple(groups, g.a.rows, g.b.rows), alloc, g.device);
+  allocate(where, d, o, g.d, nb::make_tuple(groups, g.a.rows, g.b.rows), alloc, g.device, config);
   g.empty = groups == 0 || g.a.rows == 0 || g.b.rows == 0;
   return g;
 }
@@ -238,7 +245,7 @@ nb::object contiguous(const Tensor& a, const Tensor& b, nb::object d, const Tens
                       std::optional<uintptr_t> stream, const nb::object& alloc) {
   const std::string where = stream ? kContiguous : std::string("prepare_") + kContiguous;
   const ContiguousLayout kind = layout_kind(where, layout);
-  const Grouped g = check_contiguous(where, a, b, d, layout_data, kind, out_dtype, alloc);
+  const Grouped g = check_contiguous(where, a, b, d, layout_data, kind, out_dtype, config, alloc);
   const GroupedLayout l{kind, g.data};
   return run(
       g, d, stream, [&](cudaStream_t s) { gemm_mgrouped_contiguous(g.a, g.b, g.d, l, s, config); },
@@ -249,7 +256,7 @@ nb::object masked(const Tensor& a, const Tensor& b, nb::object d, const Tensor& 
                   const std::optional<std::string>& out_dtype, const GemmConfig& config,
                   std::optional<uintptr_t> stream, const nb::object& alloc) {
   const std::string where = stream ? kMasked : std::string("prepare_") + kMasked;
-  const Grouped g = check_masked(where, a, b, d, masked_m, expected_m, out_dtype, alloc);
+  const Grouped g = check_masked(where, a, b, d, masked_m, expected_m, out_dtype, config, alloc);
   return run(
       g, d, stream, [&](cudaStream_t s) { gemm_mgrouped_masked(g.a, g.b, g.d, g.data, expected_m, s, config); },
       [&] { prepare_mgrouped_masked(g.a, g.b, g.d, g.data, expected_m, config); });
@@ -260,7 +267,7 @@ nb::object kgrouped(const Tensor& a, const Tensor& b, nb::object d, const Tensor
                     const GemmConfig& config, std::optional<uintptr_t> stream, const nb::object& alloc) {
   const std::string where = stream ? kKGrouped : std::string("prepare_") + kKGrouped;
   bool accumulate = false;
-  const Grouped g = check_kgrouped(where, a, b, d, k_sizes, c, out_dtype, alloc, accumulate);
+  const Grouped g = check_kgrouped(where, a, b, d, k_sizes, c, out_dtype, config, alloc, accumulate);
   return run(
       g, d, stream, [&](cudaStream_t s) { gemm_kgrouped(g.a, g.b, g.d, g.data, accumulate, s, config); },
       [&] { prepare_kgrouped(g.a, g.b, g.d, g.data, accumulate, config); });

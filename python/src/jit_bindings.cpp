@@ -2,11 +2,11 @@
 // disk cache), the plan text tilecast-plan prints, and the cache folder in use.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
 #include <tuple>
 #include <vector>
 
@@ -110,19 +110,31 @@ std::vector<api::WarmItem> warm_items(const std::vector<Problem>& problems) {
 }
 
 nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std::string& device,
-              const std::function<void(size_t, size_t)>& progress) {
+              const nb::object& progress) {
   const std::vector<api::WarmItem> items = warm_items(problems);
   const plan::DeviceFacts facts = device_facts(device);
   std::vector<api::WarmedKernel> kernels;
+  // What progress raised (a progress bar writing to a closed stderr). warm_jit_cache calls it on its
+  // worker threads, where an exception would end the process (std::terminate): it is kept there,
+  // progress is not called again, and it is raised once every kernel is built.
+  std::exception_ptr raised;
   {
     nb::gil_scoped_release unlocked;
     // progress is a Python callable: each call takes the GIL (warm_jit_cache makes them one at a time).
-    kernels = api::warm_jit_cache(api::kernels_to_warm(items, facts), threads, [&](size_t done, size_t total) {
-      if (!progress) return;
+    const auto report = [&](size_t done, size_t total) {
+      if (progress.is_none()) return;
       nb::gil_scoped_acquire locked;
-      progress(done, total);
-    });
+      if (raised) return;
+      try {
+        progress(done, total);
+      } catch (...) {
+        raised = std::current_exception();
+      }
+    };
+    kernels = api::warm_jit_cache(api::kernels_to_warm(items, facts), threads, report,
+                                  api::other_kernels_to_warm(items, facts));
   }
+  if (raised) std::rethrow_exception(raised);
   nb::list out;
   for (const api::WarmedKernel& k : kernels) out.append(to_dict(k));
   return out;
@@ -132,10 +144,14 @@ nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std:
 // worker process compiles without planning (so without touching the GPU) in warm(processes=).
 nb::list kernel_sources(const std::vector<Problem>& problems, const std::string& device) {
   nb::list out;
-  for (const GemmKernelSpec& s : api::kernels_to_warm(warm_items(problems), device_facts(device))) {
+  const std::vector<api::WarmItem> items = warm_items(problems);
+  const plan::DeviceFacts facts = device_facts(device);
+  for (const GemmKernelSpec& s : api::kernels_to_warm(items, facts)) {
     const jit::KernelSpec k = api::gemm_kernel_source(s);
     out.append(nb::make_tuple(api::describe_kernel(s), k.source, k.name_expression, gemm_geometry(s).threads));
   }
+  for (const api::OtherKernel& k : api::other_kernels_to_warm(items, facts))
+    out.append(nb::make_tuple(k.name, k.source.source, k.source.name_expression, k.threads));
   return out;
 }
 

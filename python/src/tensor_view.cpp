@@ -46,6 +46,15 @@ std::string shape_text(const Tensor& t) {
   return s + (t.ndim() == 1 ? ",)" : ")");
 }
 
+Tensor tensor_arg(const char* where, const char* name, nb::handle h) {
+  Tensor t;
+  if (!nb::try_cast(h, t))
+    throw nb::type_error((prefix(where, name) + " must be an array (a torch, CuPy, JAX or NumPy array, or any "
+                          "DLPack tensor), got " + Py_TYPE(h.ptr())->tp_name)
+                             .c_str());
+  return t;
+}
+
 void check_rank(const char* where, const char* name, const Tensor& t, size_t rank) {
   if (t.ndim() != 2 && t.ndim() != 3)
     throw nb::value_error((prefix(where, name) + " must be 2-D or 3-D (a batch), got " + std::to_string(t.ndim()) +
@@ -77,6 +86,9 @@ MatrixView matrix_view(const char* where, const char* name, const Tensor& t, All
     for (size_t i = 0; i < r; ++i) s += (i ? ", " : "") + std::to_string(t.stride(i));
     return s + ")";
   };
+  // An empty view addresses nothing, and frameworks report anything as its strides (NumPy: 0s):
+  // none is checked, and MatrixView's 0s mean "packed".
+  if (v.rows == 0 || v.cols == 0 || v.batch == 0) return v;
   if (v.cols > 1 && t.stride(r - 1) != 1)
     throw nb::value_error((prefix(where, name) + " must be contiguous in its last dimension (stride 1), got strides " +
                            strides() + " for shape " + shape_text(t) + "; call .contiguous() first")
@@ -89,6 +101,14 @@ MatrixView matrix_view(const char* where, const char* name, const Tensor& t, All
                              " (broadcast or flipped rows are not supported); strides " + strides())
                                 .c_str());
     v.row_stride = t.stride(r - 2);
+  } else if (v.rows == 1) {
+    // A single row's stride addresses nothing, but "packed" would make it the row itself, which
+    // TMA refuses unless that is a multiple of 16 bytes (a [1, 50257] bf16 view of padded rows):
+    // it gets the least 16-byte multiple, the row rounded up, whatever the framework reports. The
+    // C++ checks bound a view by (rows - 1) row strides, none here, and any batch stride that
+    // passes its own 16-byte rule is at least this long.
+    const int64_t per_16_bytes = bf16 ? 8 : 4;
+    v.row_stride = (v.cols + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
   }
   if (v.batch > 1) {
     if (t.stride(0) <= 0)

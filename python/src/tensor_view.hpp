@@ -23,6 +23,11 @@ std::string dtype_text(const Tensor& t);
 // "(4, 8)"
 std::string shape_text(const Tensor& t);
 
+// An array argument given as a Python object (`out`, `d`, or what an allocator returned): TypeError
+// naming it when it is no array nanobind can import (nb::cast would raise std::bad_cast's
+// RuntimeError, naming nothing).
+Tensor tensor_arg(const char* where, const char* name, nanobind::handle h);
+
 // Which dtypes an argument may have.
 enum class Allowed { kBF16, kBF16OrFP32 };
 

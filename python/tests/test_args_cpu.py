@@ -89,6 +89,21 @@ def test_padded_rows_and_batches_pass_the_checks():
         tilecast.gemm_nt(a, bf16(2, 32, 128))
 
 
+
+def test_a_single_row_is_never_refused_for_its_stride():
+    # One row's stride addresses nothing: a [1, n] view of padded rows with n * 2 bytes not a
+    # multiple of 16 (k = 51 here; b's rows padded to 56 elements, as TMA needs) passes every check
+    # of the binding. The call then fails only where it needs the GPU: without one, making the
+    # device current; with one, A in host memory, never A's row stride ("pad the rows").
+    cuda = dict(device_type=dl.CUDA)
+    a = bf16(1, 51, strides=(64, 1), **cuda)
+    with pytest.raises(tilecast.Error, match=r"^tilecast: (cudaSetDevice\(0\) failed|A is not in device memory)"):
+        tilecast.gemm_nt(a, bf16(32, 51, strides=(56, 1), **cuda), out=bf16(1, 32, **cuda))
+    # A NumPy [1, 51] view of a wider row (out, float32) reaches the device check.
+    with pytest.raises(ValueError, match="a is not on a CUDA device"):
+        tilecast.gemm_nt(bf16(1, 128), bf16(51, 128), out=np.zeros((1, 64), np.float32)[:, :51])
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -101,6 +116,14 @@ def test_padded_rows_and_batches_pass_the_checks():
 def test_output_dtype_rules_are_type_errors(args, message):
     with pytest.raises(TypeError, match=message):
         tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), **args)
+
+
+
+@pytest.mark.parametrize("fn", ["gemm_nt", "prepare"])
+@pytest.mark.parametrize("out", [object(), [[0.0] * 32] * 64, "out"])
+def test_an_output_that_is_no_array_is_a_type_error(fn, out):
+    with pytest.raises(TypeError, match=f"tilecast.{fn}: out must be an array .*, got {type(out).__name__}$"):
+        getattr(tilecast, fn)(bf16(64, 128), bf16(32, 128), out=out)
 
 
 @pytest.mark.parametrize("device_type, where", [(dl.CPU, "cpu"), (dl.CUDA_HOST, "pinned host")])
@@ -161,6 +184,48 @@ def test_bias_must_be_on_the_operands_device():
                          bias=dl.tensor((32,), "float32", device_type=dl.CUDA, device_id=1))
 
 
+
+EMPTY = [  # (a, b, out) shapes with m = 0, n = 0 or batch = 0
+    ((0, 128), (32, 128), (0, 32)),
+    ((64, 128), (0, 128), (64, 0)),
+    ((0, 64, 128), (0, 32, 128), (0, 64, 32)),
+]
+
+
+@pytest.mark.parametrize("a, b, out", EMPTY)
+@pytest.mark.parametrize("fn", ["gemm_nt", "prepare"])
+def test_an_empty_problem_still_gets_its_config_checked(fn, a, b, out):
+    # "CUDA" capsules of host memory: an empty call returns before anything touches CUDA.
+    cuda = dict(device_type=dl.CUDA)
+    call = getattr(tilecast, fn)
+    with pytest.raises(tilecast.Error, match=r"^tilecast: config: block_m 96 is not 64, 128 or 192"):
+        call(bf16(*a, **cuda), bf16(*b, **cuda), out=bf16(*out, **cuda), config="block_m=96")
+    empty = bf16(*out, **cuda)
+    result = call(bf16(*a, **cuda), bf16(*b, **cuda), out=empty, config="block_m=128")
+    assert result is (empty if fn == "gemm_nt" else None)
+
+
+@pytest.mark.parametrize("a, b, out", EMPTY + [((64, 0), (32, 0), (64, 32))])  # and k = 0
+def test_empty_arrays_reach_the_device_check(a, b, out):
+    # NumPy reports 0 for every stride of an empty array (the capsules here too); an empty view's
+    # strides address nothing.
+    def like_numpy(shape):
+        return bf16(*shape, strides=(0,) * len(shape) if 0 in shape else None)
+
+    zeros = np.zeros(out, np.float32)
+    with pytest.raises(ValueError, match="a is not on a CUDA device"):
+        tilecast.gemm_nt(like_numpy(a), like_numpy(b), out=zeros, c=zeros)
+
+
+def test_a_refused_config_allocates_nothing():
+    # Capsules have no framework to allocate with: the config's error comes first.
+    cuda = dict(device_type=dl.CUDA)
+    with pytest.raises(tilecast.Error, match="config: cluster 3x1 is not one of"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), config="cluster=3x1")
+    with pytest.raises(TypeError, match="cannot allocate the output for a PyCapsule"):
+        tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), config="cluster=2x1")
+
+
 def test_numpy_arrays_are_not_cuda_tensors():
     a = np.zeros((64, 128), np.float32)
     with pytest.raises(TypeError, match="bfloat16"):  # NumPy has no bfloat16: the dtype check fires first
@@ -205,6 +270,16 @@ def test_config_forms():
     for config in (text, dict(block_m=128, cluster_m=2), c):
         with pytest.raises(ValueError, match="not on a CUDA device"):
             tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), config=config)
+
+
+
+def test_config_equality_with_other_types():
+    # Against anything but a GemmConfig, == is False and != True, not a TypeError.
+    config = tilecast.GemmConfig()
+    assert (config == None) is False and (config != None) is True  # noqa: E711
+    assert config != "" and config != 0 and config not in [None, "block_m=128"]
+    assert config == tilecast.GemmConfig() and not (config != tilecast.GemmConfig())
+    assert config != tilecast.GemmConfig(block_m=128)
 
 
 def test_plan_prints_the_chosen_config():
@@ -257,6 +332,15 @@ def test_warm_lists_the_grouped_kernels():
     assert " fp32 +C k-grouped" in names[3]  # accumulating reads D as C
 
 
+def test_warm_lists_the_split_k_reduce_kernel():
+    # A split plan summed by the reduce kernel launches two kernels: warm compiles both.
+    split = dict(m=256, n=1024, k=16384, config="k_splits=8,fused_reduce=0")
+    names = [k["name"] for k in tilecast.warm([split], device="h200", dry_run=True)]
+    assert names[0].endswith("split-K") and names[1] == "split-K reduce bf16", names
+    fused = dict(split, config="k_splits=8,fused_reduce=1")
+    assert not any("reduce" in k["name"] for k in tilecast.warm([fused], device="h200", dry_run=True))
+
+
 def _warm_cli(*args, cache):
     cmd = [sys.executable, "-m", "tilecast.warm", "--device", "h200", "--threads", "1", "--cache-dir", cache, *args]
     env = dict(os.environ, CUDA_CACHE_DISABLE="1")
@@ -274,6 +358,29 @@ def test_warm_compiles_into_the_cache_folder_then_hits(tmp_path):
     assert second.stdout.startswith("problem 256x256x256")
     assert "cached" in second.stdout and "1 kernels: 0 compiled" in second.stdout
     assert "[" in second.stderr and "1/1 kernels" in second.stderr  # the progress bar
+
+
+
+PROGRESS_ON_A_CLOSED_STDERR = """
+import io, sys, tilecast
+closed = io.StringIO()
+closed.close()
+sys.stderr = closed  # the progress bar's writes raise ValueError
+try:
+    tilecast.warm([(256, 256, 256)], device="h200", threads=1, cache_dir=sys.argv[1])
+except ValueError as e:
+    print("raised:", e)
+"""
+
+
+def test_an_exception_from_the_progress_callback_is_raised_after_warm(tmp_path):
+    # The callback runs on warm's compile threads: its exception must come back as the call's, not
+    # end the process (std::terminate).
+    run = subprocess.run([sys.executable, "-c", PROGRESS_ON_A_CLOSED_STDERR, str(tmp_path)], capture_output=True,
+                         text=True, env=dict(os.environ, CUDA_CACHE_DISABLE="1"), timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout == "raised: I/O operation on closed file\n", run.stdout + run.stderr
+    assert list((tmp_path / "v1").glob("*.tcjit")), "the kernel was not compiled"
 
 
 def test_warm_in_processes_fills_the_same_cache(tmp_path):

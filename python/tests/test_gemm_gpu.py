@@ -7,6 +7,7 @@ accumulated): rows or groups a call does not own must keep their poison, the row
 owns hold a large value that must show nowhere, and graphs replay with new group sizes. Every test
 skips without torch or a GPU."""
 
+import importlib.util
 import itertools
 import os
 import subprocess
@@ -647,6 +648,144 @@ def test_group_data_the_problem_cannot_mean_traps_and_is_reported():
     assert "CUDA error:" in run.stdout, run.stdout + run.stderr
     assert "report: m-grouped masked: masked_m[2] = 101 is outside [0, max_m = 100]" in run.stdout, run.stdout
     assert tilecast.take_layout_fault_report() is None  # nothing trapped in this process
+
+
+# The Python binding's own rules: outputs and autograd, streams of allocated outputs, tensor
+# subclasses, single rows, empty problems, JAX on another device.
+
+def test_a_write_into_out_is_seen_by_autograd():
+    # tilecast bumps the version of what it writes, as torch's in-place ops do: a backward that
+    # saved the old values raises instead of using the new ones.
+    a, b = randn(128, 256), randn(64, 256)
+    out, w = torch.zeros(128, 64, device="cuda"), torch.ones(64, device="cuda", requires_grad=True)
+    loss = (out * w).sum()  # saves out for w's gradient
+    version = out._version
+    tilecast.gemm_nt(a, b, out=out)
+    assert out._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    d = torch.zeros(2, 64, 64, device="cuda", dtype=torch.bfloat16)
+    w = torch.ones(64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    loss = (d * w).sum()
+    tilecast.m_grouped_bf16_gemm_nt_masked(randn(2, 64, 256), randn(2, 64, 256), d, int32([64, 5]), 32)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_an_output_that_requires_grad_is_written_only_under_no_grad():
+    a, b = randn(128, 256), randn(64, 256)
+    p = torch.zeros(128, 64, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="tilecast.gemm_nt: out requires grad"):
+        tilecast.gemm_nt(a, b, out=p)
+    version = p._version
+    with torch.no_grad():
+        assert tilecast.gemm_nt(a, b, out=p) is p
+    assert p._version > version
+    check(p.detach(), reference(a, b))
+
+
+def _stream_of_block(t):
+    """The stream the caching allocator counts t's block as: its segment's."""
+    p = t.data_ptr()
+    for segment in torch.cuda.memory_snapshot():
+        if segment["address"] <= p < segment["address"] + segment["total_size"]:
+            return segment["stream"]
+    raise AssertionError("no segment of the caching allocator holds the tensor")
+
+
+def test_an_output_allocated_for_a_given_stream_is_that_streams():
+    # The GEMM writes it on `stream`: a block of the current stream could be handed to the current
+    # stream's next tensor once freed, while the GEMM still writes it.
+    a, b = randn(256, 512), randn(384, 512)
+    masked = randn(2, 64, 512), randn(2, 384, 512), int32([64, 3])
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    for stream in (side, side.cuda_stream):  # a torch stream, a handle
+        out = tilecast.gemm_nt(a, b, stream=stream)
+        assert _stream_of_block(out) == side.cuda_stream
+        side.synchronize()
+        check(out, reference(a, b))
+    d = tilecast.m_grouped_bf16_gemm_nt_masked(*masked, 32, stream=side)
+    assert _stream_of_block(d) == side.cuda_stream
+    side.synchronize()
+    assert _stream_of_block(tilecast.gemm_nt(a, b)) == torch.cuda.current_stream().cuda_stream
+
+
+class _Parameter(torch.Tensor):
+    """A torch.Tensor subclass defined outside torch, as vLLM's parameters are."""
+
+
+def test_tensor_subclasses_run_on_torchs_current_stream():
+    m, n, k = 1024, 1024, 2048
+    a, b = randn(m, k).as_subclass(_Parameter), randn(n, k).as_subclass(_Parameter)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # the GEMM must wait for this on `side`, not race it
+        a2 = a * 2
+        out = tilecast.gemm_nt(a2, b)  # allocated through torch
+    side.synchronize()
+    check(out.as_subclass(torch.Tensor), reference(a2.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)))
+
+
+def test_a_single_row_of_padded_rows():
+    # One row's stride addresses nothing: a [1, n] view of padded rows (a vocabulary's logits,
+    # n * 2 bytes no multiple of 16) and a [1, k] one (k % 8 != 0; b's rows padded, as TMA needs).
+    n, k = 50257, 1001
+    a, b = randn(1, 1008)[:, :k], randn(n, 1008)[:, :k]
+    out_full = poisoned(1, 50264)
+    out = out_full[:, :n]
+    assert tilecast.gemm_nt(a, b, out=out) is out
+    check(out, reference(a, b))
+    assert torch.isnan(out_full[:, n:]).all(), "the padding of out was written"
+    check(tilecast.gemm_nt(a, b, out_dtype=torch.float32), reference(a, b))  # a packed [1, n] fp32 row
+    # A batch of single rows: [batch, 1, n] with padded batches.
+    a, b = randn(4, 1, 1008)[..., :k], randn(4, 999, 1008)[..., :k]
+    out_full = poisoned(4, 1, 1000)
+    out = out_full[..., :999]
+    tilecast.gemm_nt(a, b, out=out)
+    check(out, reference(a, b))
+    assert torch.isnan(out_full[..., 999:]).all(), "the padding of out was written"
+
+
+def test_an_empty_problem_still_gets_its_config_checked():
+    a, b = randn(0, 256), randn(128, 256)
+    with pytest.raises(tilecast.Error, match="config: block_m 96 is not 64, 128 or 192"):
+        tilecast.gemm_nt(a, b, config="block_m=96")
+    assert tilecast.gemm_nt(a, b, config="block_m=128").shape == (0, 128)
+    with pytest.raises(tilecast.Error, match="config: block_m 96 is not 64, 128 or 192"):
+        tilecast.m_grouped_bf16_gemm_nt_masked(randn(4, 0, 256), randn(4, 128, 256), None, int32([0] * 4), 1,
+                                               config="block_m=96")
+
+
+JAX_ON_GPU1 = """
+import os
+os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+import jax, jax.numpy as jnp, torch, tilecast
+try:
+    gpu1 = jax.devices("gpu")[1]
+except (RuntimeError, IndexError) as e:
+    print("no second JAX GPU:", e, flush=True)
+    raise SystemExit(0)
+a = jax.device_put(jnp.ones((8192, 8192), jnp.bfloat16), gpu1)
+b = jax.device_put(jnp.ones((8192, 8192), jnp.bfloat16), gpu1)
+jax.block_until_ready((a, b))
+assert torch.cuda.current_device() == 0
+d = tilecast.gemm_nt(a, b)  # synchronous: returns once the GEMM on cuda:1's default stream is done
+print("done:", torch.cuda.default_stream(1).query(), flush=True)
+print("d[0, 0]:", float(d[0, 0]), flush=True)
+"""
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_a_jax_call_on_another_device_returns_once_its_gemm_is_done():
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("needs JAX")
+    run = subprocess.run([sys.executable, "-c", JAX_ON_GPU1], capture_output=True, text=True, timeout=300)
+    if run.stdout.startswith("no second JAX GPU"):
+        pytest.skip(run.stdout.strip())
+    assert "done: True" in run.stdout, run.stdout + run.stderr
+    assert "d[0, 0]: 8192.0" in run.stdout, run.stdout + run.stderr
 
 
 def _name(dtype):

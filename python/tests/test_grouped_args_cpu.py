@@ -256,6 +256,38 @@ def test_what_passes_every_python_check_reaches_the_cpp_api(name, array, make):
         getattr(tilecast, name)(*args)
 
 
+@pytest.mark.parametrize("name, array, make", GROUP_CALLS)
+def test_an_output_that_is_no_array_is_a_type_error(name, array, make):
+    for fn in both(name):
+        args = list(make(i32))
+        args[2] = object()
+        with pytest.raises(TypeError, match=where(fn) + "d must be an array .*, got object$"):
+            fn(*args)
+
+
+CUDA_I32 = lambda n: dl.tensor((n,), "int32", **CUDA)  # noqa: E731
+
+EMPTY_CALLS = [  # no rows, no columns, no expert or no group; "CUDA" capsules of host memory
+    (CONTIGUOUS, lambda: (bf16(0, 128, **CUDA), bf16(3, 32, 128, **CUDA), bf16(0, 32, **CUDA), CUDA_I32(4)),
+     dict(layout="offsets")),
+    (CONTIGUOUS, lambda: (bf16(64, 128, **CUDA), bf16(3, 0, 128, **CUDA), bf16(64, 0, **CUDA), CUDA_I32(64)), {}),
+    (MASKED, lambda: (bf16(3, 0, 128, **CUDA), bf16(3, 32, 128, **CUDA), bf16(3, 0, 32, **CUDA), CUDA_I32(3), 1), {}),
+    (MASKED, lambda: (bf16(0, 64, 128, **CUDA), bf16(0, 32, 128, **CUDA), bf16(0, 64, 32, **CUDA), CUDA_I32(0), 8),
+     {}),
+    (KGROUPED, lambda: (bf16(64, 128, **CUDA), bf16(32, 128, **CUDA), bf16(0, 64, 32, **CUDA), CUDA_I32(0)), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kw", EMPTY_CALLS)
+def test_an_empty_grouped_problem_still_gets_its_config_checked(name, args, kw):
+    for fn in both(name):
+        with pytest.raises(tilecast.Error, match=r"^tilecast: config: block_m 96 is not 64, 128 or 192"):
+            fn(*args(), config="block_m=96", **kw)
+        given = args()
+        result = fn(*given, config="block_m=128", **kw)
+        assert result is (given[2] if fn.__name__ == name else None)
+
+
 def test_the_functions_are_exported_with_docstrings():
     for name in (CONTIGUOUS, MASKED, KGROUPED):
         for fn in both(name):

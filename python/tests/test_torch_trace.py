@@ -207,3 +207,57 @@ def test_a_tensor_that_needs_grad_is_refused_while_grad_mode_is_on():
     experts = torch.nn.Parameter(torch.zeros(2, 32, 128, dtype=torch.bfloat16))
     with pytest.raises(RuntimeError, match="tilecast.m_grouped_bf16_gemm_nt_contiguous has no backward"):
         tilecast.m_grouped_bf16_gemm_nt_contiguous(a, experts, None, torch.zeros(64, dtype=torch.int32))
+
+
+def test_an_output_that_requires_grad_is_refused_while_grad_mode_is_on():
+    # Autograd cannot see tilecast writing it: as torch's out= functions, refused under grad mode.
+    a, b = torch.zeros(64, 128, dtype=torch.bfloat16), torch.zeros(32, 128, dtype=torch.bfloat16)
+    out = torch.zeros(64, 32, dtype=torch.bfloat16, requires_grad=True)
+    with pytest.raises(RuntimeError, match="tilecast.gemm_nt: out requires grad, and autograd cannot see"):
+        tilecast.gemm_nt(a, b, out=out)
+    with pytest.raises(RuntimeError, match="tilecast.prepare: out requires grad"):
+        tilecast.prepare(a, b, out=out)
+    with torch.no_grad(), pytest.raises(ValueError, match="a is not on a CUDA device"):  # detached, then checked
+        tilecast.gemm_nt(a, b, out=out)
+    d = torch.zeros(3, 64, 32, requires_grad=True)
+    with pytest.raises(RuntimeError, match="tilecast.m_grouped_bf16_gemm_nt_masked: d requires grad"):
+        tilecast.m_grouped_bf16_gemm_nt_masked(torch.zeros(3, 64, 128, dtype=torch.bfloat16),
+                                               torch.zeros(3, 32, 128, dtype=torch.bfloat16), d,
+                                               torch.zeros(3, dtype=torch.int32), 8)
+
+
+class _Parameter(torch.Tensor):
+    """A torch.Tensor subclass defined outside torch, as vLLM's parameters are."""
+
+
+def test_tensor_subclasses_defined_outside_torch_are_torch_tensors():
+    a = torch.zeros(64, 128, dtype=torch.bfloat16)
+    w = torch.zeros(32, 128, dtype=torch.bfloat16).as_subclass(_Parameter).requires_grad_()
+    assert type(w).__module__ == __name__  # not torch's
+    with pytest.raises(RuntimeError, match="tilecast.gemm_nt has no backward"):  # torch's grad guard
+        tilecast.gemm_nt(a, w)
+    with torch.no_grad(), pytest.raises(ValueError, match="a is not on a CUDA device"):
+        tilecast.gemm_nt(a.as_subclass(_Parameter), w)
+
+
+def test_compile_checks_out_dtype_against_a_given_output():
+    # The out ops take no out_dtype: the traced call checks it as the eager one does.
+    def f(a, b, out):
+        return tilecast.gemm_nt(a, b, out=out, out_dtype=torch.float32)
+
+    with pytest.raises(Exception, match="tilecast.gemm_nt: out is bfloat16 but out_dtype is float32"):
+        torch.compile(f, fullgraph=True, backend="eager")(meta(64, 128), meta(32, 128), meta(64, 32))
+
+    def g(a, b, d, masked_m):
+        return tilecast.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 8, out_dtype="bfloat16")
+
+    with pytest.raises(Exception, match="m_grouped_bf16_gemm_nt_masked: d is float32 but out_dtype is bfloat16"):
+        torch.compile(g, fullgraph=True, backend="eager")(meta(3, 64, 128), meta(3, 32, 128),
+                                                          meta(3, 64, 32, dtype=torch.float32),
+                                                          meta(3, dtype=torch.int32))
+
+    def h(a, b, out):  # an out_dtype that agrees traces as before
+        tilecast.gemm_nt(a, b, out=out, out_dtype="float32")
+        return out
+
+    assert _graph_breaks(h, meta(64, 128), meta(32, 128), meta(64, 32, dtype=torch.float32)) == (1, 0)

@@ -8,6 +8,7 @@ and a synchronous call: see `Plumbing.synchronous`.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional
 
 _DTYPE_NAMES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32", "fp32": "float32"}
@@ -25,7 +26,12 @@ def dtype_name(dtype: Any) -> Optional[str]:
 
 
 def framework(x: Any) -> str:
-    """The top-level package of an array's type: 'torch', 'cupy', 'jax', 'jaxlib', 'numpy', ..."""
+    """The top-level package of an array's type: 'torch', 'cupy', 'jax', 'jaxlib', 'numpy', ...; 'torch'
+    for every torch.Tensor, subclasses defined elsewhere (vLLM's, a test's) too."""
+    # A torch tensor exists only once torch is imported: asking sys.modules imports nothing.
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, getattr(torch, "Tensor", ())):
+        return "torch"
     return type(x).__module__.partition(".")[0]
 
 
@@ -41,15 +47,17 @@ def stream_handle(stream: Any) -> int:
 
 
 class Plumbing:
-    """The stream, allocator and synchronization one call uses, chosen from its first operand."""
+    """The stream, allocator and synchronization one call uses, chosen from its first operand.
+    A synchronous call waits for `stream` on `device` (-1: the current one) after its GEMM."""
 
-    __slots__ = ("stream", "alloc", "synchronous")
+    __slots__ = ("stream", "alloc", "synchronous", "device")
 
     def __init__(self, a: Any, stream: Any):
         fw = framework(a)
         self.synchronous = False
+        self.device = -1
         if fw == "torch":
-            self.alloc = _torch_alloc(a)
+            self.alloc = _torch_alloc(a, stream)
             default = _torch_stream(a)
         elif fw == "cupy":
             self.alloc = _cupy_alloc(a)
@@ -60,6 +68,9 @@ class Plumbing:
             self.alloc = _jax_alloc(a)
             default = lambda: 0  # noqa: E731
             self.synchronous = stream is None
+            # The legacy default stream is per device, and the call makes a's device current only
+            # while it runs: the wait names it.
+            self.device = _dlpack_device_id(a)
         else:
             self.alloc = _no_alloc(a)
             default = lambda: 0  # noqa: E731
@@ -75,13 +86,32 @@ def _torch_stream(a: Any) -> Callable[[], int]:
     return current
 
 
-def _torch_alloc(a: Any) -> Callable[[tuple, str], Any]:
+def _torch_alloc(a: Any, stream: Any) -> Callable[[tuple, str], Any]:
     def alloc(shape: tuple, dtype: str) -> Any:
         import torch
 
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=a.device)
+        if stream is None:
+            return torch.empty(shape, dtype=getattr(torch, dtype), device=a.device)
+        # The GEMM writes the block on `stream`, so the caching allocator must count it as that
+        # stream's: a block of the current stream may still be read there by its previous tensor,
+        # and once this one is freed it would go to the current stream's next tensor while the
+        # GEMM may still be writing it.
+        with torch.cuda.stream(_torch_stream_object(stream, a.device)):
+            return torch.empty(shape, dtype=getattr(torch, dtype), device=a.device)
 
     return alloc
+
+
+def _torch_stream_object(stream: Any, device: Any) -> Any:
+    """`stream` (a torch.cuda.Stream, a CuPy stream or a handle) as a torch.cuda.Stream of `device`."""
+    import torch
+
+    if isinstance(stream, torch.cuda.Stream):
+        return stream
+    handle = stream_handle(stream)
+    if handle == 0:  # the legacy default stream: torch's default stream
+        return torch.cuda.default_stream(device)
+    return torch.cuda.ExternalStream(handle, device=device)
 
 
 def _cupy_stream() -> int:
@@ -102,6 +132,15 @@ def _cupy_alloc(a: Any) -> Callable[[tuple, str], Any]:
             return cupy.empty(shape, dtype=dt)
 
     return alloc
+
+
+def _dlpack_device_id(a: Any) -> int:
+    """The device ordinal `a` reports through DLPack (what the C++ module runs the call on); -1
+    where it reports none."""
+    try:
+        return int(a.__dlpack_device__()[1])
+    except (AttributeError, TypeError, IndexError):
+        return -1
 
 
 def _jax_alloc(a: Any) -> Callable[[tuple, str], Any]:

@@ -48,12 +48,47 @@ def untracked(where: str, *xs: Any) -> tuple:
     return tuple(_untracked(x, where) for x in xs)
 
 
+def untracked_output(where: str, name: str, out: Any) -> Any:
+    """The output the call writes (out, or d), detached for the write: autograd never sees it, so
+    one that requires grad is an error while grad mode is on, as for torch's out= functions."""
+    if out is None or framework(out) != "torch" or not out.requires_grad:
+        return out
+    import torch
+
+    if torch.is_grad_enabled():
+        raise RuntimeError(
+            f"tilecast.{where}: {name} requires grad, and autograd cannot see tilecast writing it (tilecast has no "
+            f"backward): call it under torch.no_grad() or pass a {name} that does not require grad"
+        )
+    return out.detach()  # shares the version counter: written() bumps the caller's tensor's
+
+
+def written(out: Any) -> None:
+    """Bumps the version counter of a torch tensor the call wrote in place, as torch's in-place ops
+    do: a backward that saved it then raises instead of using the new values."""
+    if out is None or framework(out) != "torch" or out.is_inference():  # inference tensors have none
+        return
+    import torch
+
+    bump = getattr(torch.autograd.graph, "increment_version", None)
+    if bump is None:  # older torch
+        torch._C._increment_version(out)
+    else:
+        bump(out)
+
+
 def wait_for_jax(plumbing: Plumbing, *xs: Any) -> None:
     """JAX has no stream to order with: wait for the inputs before a synchronous call."""
     if plumbing.synchronous:
         import jax
 
         jax.block_until_ready([x for x in xs if x is not None])
+
+
+def finish(plumbing: Plumbing) -> None:
+    """A synchronous call (JAX) returns once its GEMM is done: waits for its stream on its device."""
+    if plumbing.synchronous:
+        _C.stream_synchronize(plumbing.stream, plumbing.device)
 
 
 def gemm_nt(
@@ -74,7 +109,9 @@ def gemm_nt(
     a:   [m, k] or [batch, m, k], bfloat16, last dimension contiguous (any row/batch stride).
     b:   [n, k] or [batch, n, k], bfloat16 (B is given as [n, k]: D = A @ B.T).
     out: [m, n] or [batch, m, n], bfloat16 or float32; allocated through a's framework when None
-         (torch.empty on a's device for torch tensors). Returned.
+         (torch.empty on a's device for torch tensors, on `stream` when given). Returned. A torch
+         out gets its version counter bumped, as by torch's in-place ops; one that requires grad
+         is written only under torch.no_grad() (autograd cannot see the write).
     c:   optional addend of out's shape and dtype; c may be out itself (D += A @ B^T).
     out_dtype: bfloat16 (default; c's dtype when c is given) or float32 when out is None (a string,
          torch.dtype, ...).
@@ -91,21 +128,25 @@ def gemm_nt(
     The epilogue runs in FP32 and rounds once into out's dtype. DeepGEMM's bf16_gemm_nt(a, b, d, c)
     takes its arguments in the same positional order.
 
-    Raises TypeError (a dtype), ValueError (a rank, shape, stride, beta without c, or a tensor not
-    on a CUDA device) before anything touches CUDA, and tilecast.Error for what the C++ API refuses
-    (16-byte alignment of rows and of bias, overlap) and for JIT or CUDA failures. The first call of
-    a shape compiles its kernels (seconds; see tilecast.warm).
+    Raises TypeError (a dtype, an out that is no array), ValueError (a rank, shape, stride, beta
+    without c, or a tensor not on a CUDA device) before anything touches CUDA, and tilecast.Error
+    for a bad config (an empty problem's too), for what the C++ API refuses (16-byte alignment of
+    rows and of bias, overlap) and for JIT or CUDA failures. The first call of a shape compiles its
+    kernels (seconds; see tilecast.warm).
     """
     if _torch_ops.tracing(a):
         return _torch_ops.gemm_nt(a, b, out, c, out_dtype, config, stream, bias, alpha, beta)
     a, b, c, bias = untracked("gemm_nt", a, b, c, bias)
+    target = untracked_output("gemm_nt", "out", out)
     plumbing = Plumbing(a, stream)
-    wait_for_jax(plumbing, a, b, c, bias, out)
-    result = _C.gemm_nt(a, b, out, c, bias, float(alpha), float(beta), dtype_name(out_dtype), as_config(config),
+    wait_for_jax(plumbing, a, b, c, bias, target)
+    result = _C.gemm_nt(a, b, target, c, bias, float(alpha), float(beta), dtype_name(out_dtype), as_config(config),
                         plumbing.stream, plumbing.alloc)
-    if plumbing.synchronous:
-        _C.stream_synchronize(plumbing.stream)
-    return result
+    finish(plumbing)
+    if out is None:
+        return result
+    written(out)
+    return out
 
 
 def prepare(
@@ -124,9 +165,12 @@ def prepare(
     arguments needs, launching nothing. After it, the same call (same shapes, dtypes, epilogue and
     config) may be captured into a CUDA graph (torch.cuda.graph, torch.compile(mode="reduce-overhead")):
     a capture must not compile, and an unprepared call under capture raises tilecast.Error.
-    Inputs and out may be the tensors the graph will use, or any others of the same shapes.
+    Inputs and out may be the tensors the graph will use, or any others of the same shapes whose
+    rows start at the same offsets in 128-byte lines (the plan weighs it: a column slice of a wider
+    tensor, prepare with the same slice).
     """
     a, b, c, bias = untracked("prepare", a, b, c, bias)
+    out = untracked_output("prepare", "out", out)
     plumbing = Plumbing(a, None)
     _C.prepare(a, b, out, c, bias, float(alpha), float(beta), dtype_name(out_dtype), as_config(config),
                plumbing.alloc)

@@ -6,7 +6,8 @@ The group arrays (grouped_layout, masked_m, k_sizes) are int32 tensors on the GP
 reads on the host: no call synchronises, and a CUDA graph captured after the prepare_* call replays
 with new sizes written into the same array. Sizes the problem cannot mean make the kernel trap
 (the CUDA error surfaces at the next synchronisation, and the process's CUDA context is lost);
-tilecast.take_layout_fault_report() then names the entry.
+tilecast.take_layout_fault_report() then names the entry. A torch d is written as gemm_nt's out is
+(its version bumped; one that requires grad only under torch.no_grad()).
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from typing import Any
 from . import _tilecast as _C
 from . import _torch_ops
 from ._frameworks import Plumbing, dtype_name
-from ._gemm import ConfigLike, as_config, untracked, wait_for_jax
+from ._gemm import ConfigLike, as_config, finish, untracked, untracked_output, wait_for_jax, written
 
-def _run(fn: Any, a: Any, stream: Any, tensors: tuple, *args: Any) -> Any:
-    """fn(*args, stream, alloc) with a's framework's stream and allocator."""
+
+def _run(fn: Any, a: Any, d: Any, stream: Any, tensors: tuple, *args: Any) -> Any:
+    """fn(*args, stream, alloc) with a's framework's stream and allocator; returns d, written (or
+    the d fn allocated when it was None). args hold untracked_output(d) in d's place."""
     plumbing = Plumbing(a, stream)
     wait_for_jax(plumbing, *tensors)
     result = fn(*args, plumbing.stream, plumbing.alloc)
-    if plumbing.synchronous:
-        _C.stream_synchronize(plumbing.stream)
-    return result
+    finish(plumbing)
+    if d is None:
+        return result
+    written(d)
+    return d
 
 
 def m_grouped_bf16_gemm_nt_contiguous(
@@ -65,8 +70,9 @@ def m_grouped_bf16_gemm_nt_contiguous(
     if _torch_ops.tracing(a):
         return _torch_ops.m_grouped_contiguous(a, b, d, grouped_layout, layout, out_dtype, config, stream)
     a, b, grouped_layout = untracked("m_grouped_bf16_gemm_nt_contiguous", a, b, grouped_layout)
-    return _run(_C.m_grouped_bf16_gemm_nt_contiguous, a, stream,
-                (a, b, d, grouped_layout), a, b, d, grouped_layout, layout, dtype_name(out_dtype), as_config(config))
+    target = untracked_output("m_grouped_bf16_gemm_nt_contiguous", "d", d)
+    return _run(_C.m_grouped_bf16_gemm_nt_contiguous, a, d, stream, (a, b, target, grouped_layout),
+                a, b, target, grouped_layout, layout, dtype_name(out_dtype), as_config(config))
 
 
 def m_grouped_bf16_gemm_nt_masked(
@@ -100,8 +106,9 @@ def m_grouped_bf16_gemm_nt_masked(
     if _torch_ops.tracing(a):
         return _torch_ops.m_grouped_masked(a, b, d, masked_m, expected_m, out_dtype, config, stream)
     a, b, masked_m = untracked("m_grouped_bf16_gemm_nt_masked", a, b, masked_m)
-    return _run(_C.m_grouped_bf16_gemm_nt_masked, a, stream, (a, b, d, masked_m),
-                a, b, d, masked_m, _int(expected_m, "m_grouped_bf16_gemm_nt_masked"), dtype_name(out_dtype),
+    target = untracked_output("m_grouped_bf16_gemm_nt_masked", "d", d)
+    return _run(_C.m_grouped_bf16_gemm_nt_masked, a, d, stream, (a, b, target, masked_m),
+                a, b, target, masked_m, _int(expected_m, "m_grouped_bf16_gemm_nt_masked"), dtype_name(out_dtype),
                 as_config(config))
 
 
@@ -138,8 +145,9 @@ def k_grouped_bf16_gemm_nt_contiguous(
     if _torch_ops.tracing(a):
         return _torch_ops.k_grouped(a, b, d, k_sizes, c, out_dtype, config, stream)
     a, b, k_sizes = untracked("k_grouped_bf16_gemm_nt_contiguous", a, b, k_sizes)
-    return _run(_C.k_grouped_bf16_gemm_nt_contiguous, a, stream,
-                (a, b, d, k_sizes), a, b, d, k_sizes, c, dtype_name(out_dtype), as_config(config))
+    target, c = _accumulated("k_grouped_bf16_gemm_nt_contiguous", d, c)
+    return _run(_C.k_grouped_bf16_gemm_nt_contiguous, a, d, stream, (a, b, target, k_sizes),
+                a, b, target, k_sizes, c, dtype_name(out_dtype), as_config(config))
 
 
 def prepare_m_grouped_bf16_gemm_nt_contiguous(
@@ -150,6 +158,7 @@ def prepare_m_grouped_bf16_gemm_nt_contiguous(
     launching nothing (d may be None: a scratch output is allocated). After it the same call may be
     captured into a CUDA graph, and the graph replayed with a new layout in the same array."""
     a, b, grouped_layout = untracked("prepare_m_grouped_bf16_gemm_nt_contiguous", a, b, grouped_layout)
+    d = untracked_output("prepare_m_grouped_bf16_gemm_nt_contiguous", "d", d)
     _C.prepare_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout, dtype_name(out_dtype),
                                                  as_config(config), Plumbing(a, None).alloc)
 
@@ -161,6 +170,7 @@ def prepare_m_grouped_bf16_gemm_nt_masked(
     launching nothing. After it the same call may be captured into a CUDA graph, and the graph
     replayed with new counts written into masked_m."""
     a, b, masked_m = untracked("prepare_m_grouped_bf16_gemm_nt_masked", a, b, masked_m)
+    d = untracked_output("prepare_m_grouped_bf16_gemm_nt_masked", "d", d)
     _C.prepare_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, _int(expected_m, "prepare_m_grouped_bf16_gemm_nt_masked"),
                                              dtype_name(out_dtype), as_config(config), Plumbing(a, None).alloc)
 
@@ -172,8 +182,15 @@ def prepare_k_grouped_bf16_gemm_nt_contiguous(
     launching nothing. After it the same call may be captured into a CUDA graph, and the graph
     replayed with new sizes written into k_sizes."""
     a, b, k_sizes = untracked("prepare_k_grouped_bf16_gemm_nt_contiguous", a, b, k_sizes)
+    d, c = _accumulated("prepare_k_grouped_bf16_gemm_nt_contiguous", d, c)
     _C.prepare_k_grouped_bf16_gemm_nt_contiguous(a, b, d, k_sizes, c, dtype_name(out_dtype), as_config(config),
                                                  Plumbing(a, None).alloc)
+
+
+def _accumulated(where: str, d: Any, c: Any) -> tuple:
+    """untracked_output of k-grouped's d and of c, which the call writes too (it must be d itself)."""
+    target = untracked_output(where, "d", d)
+    return target, target if c is d and d is not None else untracked_output(where, "c", c)
 
 
 def _int(x: Any, where: str) -> int:

@@ -136,10 +136,29 @@ def _torch_dtype(out_dtype: Any, default: Any) -> Any:
     return out_dtype if isinstance(out_dtype, torch.dtype) else getattr(torch, dtype_name(out_dtype))
 
 
+def _check_out_dtype(out: Any, out_dtype: Any, where: str, name: str) -> None:
+    """The eager call's rule for an output given with out_dtype, before dispatch: the out ops take
+    no out_dtype, so it would otherwise be dropped unchecked."""
+    if out is None or out_dtype is None:
+        return
+    want = _torch_dtype(out_dtype, None)
+    if out.dtype != want:
+        raise TypeError(f"tilecast.{where}: {name} is {_dtype_text(out.dtype)} but out_dtype is {_dtype_text(want)}")
+
+
+def _dtype_text(dtype: Any) -> str:
+    """'bfloat16', as the eager message names a dtype (comparisons only, which dynamo folds)."""
+    for name in ("bfloat16", "float32"):
+        if dtype == getattr(torch, name):
+            return name
+    return str(dtype).rpartition(".")[2]
+
+
 def gemm_nt(a: Any, b: Any, out: Any, c: Any, out_dtype: Any, config: Any, stream: Any, bias: Any, alpha: float,
             beta: float) -> Any:
     """tilecast.gemm_nt as traced by torch.compile: through the custom ops."""
     config = _traced_config(config, stream, "gemm_nt")
+    _check_out_dtype(out, out_dtype, "gemm_nt", "out")
     if out is None:
         return torch.ops.tilecast.gemm_nt(a, b, c, bias, float(alpha), float(beta), _torch_dtype(out_dtype, None),
                                           config)
@@ -151,6 +170,7 @@ def m_grouped_contiguous(a: Any, b: Any, d: Any, grouped_layout: Any, layout: st
                          stream: Any) -> Any:
     """tilecast.m_grouped_bf16_gemm_nt_contiguous as traced by torch.compile."""
     config = _traced_config(config, stream, "m_grouped_bf16_gemm_nt_contiguous")
+    _check_out_dtype(d, out_dtype, "m_grouped_bf16_gemm_nt_contiguous", "d")
     if d is None:
         d = a.new_empty((a.shape[0], b.shape[-2]), dtype=_torch_dtype(out_dtype, torch.bfloat16))
     torch.ops.tilecast.m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, layout, config)
@@ -161,6 +181,7 @@ def m_grouped_masked(a: Any, b: Any, d: Any, masked_m: Any, expected_m: int, out
                      stream: Any) -> Any:
     """tilecast.m_grouped_bf16_gemm_nt_masked as traced by torch.compile."""
     config = _traced_config(config, stream, "m_grouped_bf16_gemm_nt_masked")
+    _check_out_dtype(d, out_dtype, "m_grouped_bf16_gemm_nt_masked", "d")
     if d is None:
         d = a.new_empty((*a.shape[:-1], b.shape[-2]), dtype=_torch_dtype(out_dtype, torch.bfloat16))
     torch.ops.tilecast.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, config)
@@ -170,6 +191,7 @@ def m_grouped_masked(a: Any, b: Any, d: Any, masked_m: Any, expected_m: int, out
 def k_grouped(a: Any, b: Any, d: Any, k_sizes: Any, c: Any, out_dtype: Any, config: Any, stream: Any) -> Any:
     """tilecast.k_grouped_bf16_gemm_nt_contiguous as traced by torch.compile."""
     config = _traced_config(config, stream, "k_grouped_bf16_gemm_nt_contiguous")
+    _check_out_dtype(d, out_dtype, "k_grouped_bf16_gemm_nt_contiguous", "d")
     if c is not None and c is not d:
         raise ValueError("tilecast.k_grouped_bf16_gemm_nt_contiguous: c must be d itself (D[g] += A_g @ B_g^T "
                          "accumulates in place) or None")
