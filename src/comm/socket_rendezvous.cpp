@@ -88,7 +88,9 @@ void send_all(int fd, const void* data, size_t bytes, const int* fds, uint32_t n
       c->cmsg_len = CMSG_LEN(sizeof(int) * num_fds);
       std::memcpy(CMSG_DATA(c), fds, sizeof(int) * num_fds);
     }
-    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    // Without MSG_DONTWAIT a message larger than the socket's buffer blocks until the peer reads,
+    // whatever the deadline: POLLOUT promises room for some bytes, not all.
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       throw Error(errno_text(("rendezvous: sending to " + who).c_str()));
@@ -193,23 +195,52 @@ void Rendezvous::broadcast(void* data, size_t bytes, int root) {
   std::memcpy(data, all.data() + bytes * static_cast<size_t>(root), bytes);
 }
 
+double parse_timeout_s(const char* text, const std::string& what) {
+  char* end = nullptr;
+  errno = 0;
+  const double s = text ? std::strtod(text, &end) : 0.0;
+  if (text == nullptr || end == text || *end != '\0' || errno == ERANGE || !(s > 0) || s > kMaxRendezvousTimeoutS) {
+    throw Error(what + " is '" + (text ? text : "") + "': a timeout is a number of seconds above 0 and at most " +
+                std::to_string(static_cast<long>(kMaxRendezvousTimeoutS)) + " (a week)");
+  }
+  return s;
+}
+
 SocketRendezvous::SocketRendezvous(std::string address, int rank, int size, double timeout_s)
     : rank_(rank), size_(size), timeout_s_(timeout_s) {
   if (size < 1 || rank < 0 || rank >= size) {
     throw Error("rendezvous: rank " + std::to_string(rank) + " of " + std::to_string(size) + " is out of range");
   }
-  if (timeout_s <= 0) throw Error("rendezvous: the timeout must be positive");
+  // (!(x > 0) is true for NaN too: an infinite deadline's clock arithmetic would overflow.)
+  if (!(timeout_s > 0) || timeout_s > kMaxRendezvousTimeoutS)
+    throw Error("rendezvous: the timeout of " + std::to_string(timeout_s) + " s is not above 0 and at most a week");
   if (size == 1) return;
+  try {
+    connect_ranks(address);
+  } catch (...) {
+    // The destructor does not run after a throwing constructor: nothing opened may stay open,
+    // and a socket file this rank bound, left behind, would refuse the next try ("address already
+    // in use"). A failed bind leaves listen_fd_ at -1: the file is then another job's.
+    const bool bound_here = listen_fd_ >= 0;
+    close_all();
+    if (bound_here && !address.empty() && address[0] != '@') ::unlink(address.c_str());
+    throw;
+  }
+}
+
+void SocketRendezvous::connect_ranks(const std::string& address) {
+  const int rank = rank_, size = size_;
   socklen_t len = 0;
   const sockaddr_un sa = make_address(address, &len);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_s));
+                                           std::chrono::duration<double>(timeout_s_));
   if (rank == 0) {
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw Error(errno_text("rendezvous: socket"));
     if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&sa), len) != 0) {
       const std::string msg = errno_text(("rendezvous: bind " + address).c_str());
       ::close(listen_fd_);
+      listen_fd_ = -1;
       throw Error(msg + " (is another job using this address?)");
     }
     if (::listen(listen_fd_, size) != 0) throw Error(errno_text("rendezvous: listen"));
@@ -251,12 +282,16 @@ SocketRendezvous::SocketRendezvous(std::string address, int rank, int size, doub
   }
 }
 
-SocketRendezvous::~SocketRendezvous() {
-  for (int fd : peers_) {
+void SocketRendezvous::close_all() {
+  for (int& fd : peers_) {
     if (fd >= 0) ::close(fd);
+    fd = -1;
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
 }
+
+SocketRendezvous::~SocketRendezvous() { close_all(); }
 
 bool SocketRendezvous::in_env() {
   return std::getenv("TILECAST_RANK") != nullptr && std::getenv("TILECAST_WORLD_SIZE") != nullptr &&
@@ -271,7 +306,7 @@ std::unique_ptr<SocketRendezvous> SocketRendezvous::from_env() {
     throw Error("TILECAST_RDZV is not set: start the program with tilecast-launch (tools/launch)");
   }
   double timeout_s = 120.0;
-  if (const char* t = std::getenv("TILECAST_RDZV_TIMEOUT_S")) timeout_s = std::atof(t);
+  if (const char* t = std::getenv("TILECAST_RDZV_TIMEOUT_S")) timeout_s = parse_timeout_s(t, "TILECAST_RDZV_TIMEOUT_S");
   return std::make_unique<SocketRendezvous>(address, rank, size, timeout_s);
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -87,8 +88,11 @@ Options parse(int argc, char** argv) {
       o.per_gpu = parse_count("--procs-per-gpu", next, 1), ++i;
     } else if (a == "--timeout") {
       if (next == nullptr) usage("--timeout needs seconds");
-      o.timeout_s = std::atof(next), ++i;
-      if (o.timeout_s <= 0) usage("--timeout must be positive");
+      char* end = nullptr;
+      o.timeout_s = std::strtod(next, &end), ++i;
+      // (!(x > 0) refuses NaN too, and isfinite infinity: neither would ever stop the job.)
+      if (end == next || *end != '\0' || !(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
+        usage("--timeout must be a positive number of seconds");
     } else if (a == "--rdzv") {
       if (next == nullptr) usage("--rdzv needs an address");
       o.rdzv = next, ++i;

@@ -36,10 +36,19 @@ class Rendezvous {
   void broadcast(void* data, size_t bytes, int root);
 };
 
+// The longest rendezvous timeout taken, a week: no job waits that long for a peer, and a
+// deadline that far ahead stays well inside the clock's range.
+inline constexpr double kMaxRendezvousTimeoutS = 7 * 24 * 3600.0;
+
+// `text` as a rendezvous timeout in seconds: all of it a finite number in (0,
+// kMaxRendezvousTimeoutS]; else tilecast::Error naming `what` (the variable or option).
+double parse_timeout_s(const char* text, const std::string& what);
+
 class SocketRendezvous final : public Rendezvous {
  public:
   // Connects rank `rank` of `size` at `address` (a path, or "@name" for Linux's abstract socket
-  // namespace). Rank 0 listens; the others retry until `timeout_s` has passed.
+  // namespace). Rank 0 listens; the others retry until `timeout_s` has passed. Every later send
+  // and receive gives up after `timeout_s` too, a peer that is alive but never reads included.
   SocketRendezvous(std::string address, int rank, int size, double timeout_s = 120.0);
   ~SocketRendezvous() override;
   SocketRendezvous(const SocketRendezvous&) = delete;
@@ -62,6 +71,10 @@ class SocketRendezvous final : public Rendezvous {
   std::vector<int> allgather_fds(int fd);
 
  private:
+  // The constructor's connections; on a throw the constructor closes what they opened.
+  void connect_ranks(const std::string& address);
+  void close_all();
+
   int rank_;
   int size_;
   double timeout_s_;

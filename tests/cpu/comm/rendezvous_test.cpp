@@ -5,12 +5,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tilecast/comm/fd_exchange.hpp"
@@ -203,6 +207,75 @@ TEST(CommSocketRendezvous, MissingRankTimesOutWithAMessage) {
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{3, 5}));
+}
+
+// A peer that is alive but never reads: a message larger than the socket's buffer must not block
+// the sender past its timeout (a send waited for the peer to read or exit before).
+TEST(CommSocketRendezvous, SendToAPeerThatNeverReadsTimesOut) {
+  const std::string addr = fresh_address();
+  const auto codes = run_ranks({0, 1}, [&](int r) {
+    tc::SocketRendezvous rdzv(addr, r, 2, 1.0);
+    if (r == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(6));  // connected, never reading
+      return 0;
+    }
+    std::vector<char> big(size_t{4} << 20), all(2 * big.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      rdzv.allgather(big.data(), all.data(), big.size());
+    } catch (const tilecast::Error& e) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "rank 1 gave up after %.2f s: %s\n", s, e.what());
+      return s < 3.0 && std::string(e.what()).find("timed out") != std::string::npos ? 3 : 4;
+    }
+    return 5;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 3}));
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A constructor that throws (rank 1 never came) closes what it opened and removes the socket file
+// it bound, so that the next try binds the same path again.
+TEST(CommSocketRendezvous, FailedConstructorLeavesNothingBehind) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("tilecast-rdzv-" + std::to_string(::getpid()))).string();
+  const size_t before = open_fds();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      tc::SocketRendezvous rdzv(path, 0, 2, 0.2);
+      FAIL() << "rank 1 never connects: the constructor must throw";
+    } catch (const tilecast::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << "attempt " << attempt << ": " << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(path));
+    EXPECT_EQ(open_fds(), before);
+  }
+}
+
+// Timeouts from the environment or the caller: a finite number of seconds in (0, a week], all of
+// the text. NaN, infinity or 1e300 gave a deadline that never came.
+TEST(CommSocketRendezvous, TimeoutsAreValidated) {
+  for (const char* bad : {"inf", "nan", "1e300", "600s", "abc", "0", "-1", ""}) {
+    try {
+      tc::parse_timeout_s(bad, "TILECAST_RDZV_TIMEOUT_S");
+      ADD_FAILURE() << "'" << bad << "' was taken";
+    } catch (const tilecast::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("TILECAST_RDZV_TIMEOUT_S"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(tc::parse_timeout_s("2.5", "x"), 2.5);
+  EXPECT_THROW(tc::SocketRendezvous("@x", 0, 2, std::nan("")), tilecast::Error);
+  EXPECT_THROW(tc::SocketRendezvous("@x", 0, 2, 1e300), tilecast::Error);
+  ::setenv("TILECAST_RANK", "0", 1);
+  ::setenv("TILECAST_WORLD_SIZE", "2", 1);
+  ::setenv("TILECAST_RDZV", "@unused", 1);
+  ::setenv("TILECAST_RDZV_TIMEOUT_S", "nan", 1);
+  EXPECT_THROW(tc::SocketRendezvous::from_env(), tilecast::Error);
+  for (const char* v : {"TILECAST_RANK", "TILECAST_WORLD_SIZE", "TILECAST_RDZV", "TILECAST_RDZV_TIMEOUT_S"}) ::unsetenv(v);
 }
 
 TEST(CommSocketRendezvous, RejectsBadArguments) {
