@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,7 +31,23 @@ namespace {
 struct Published {
   int32_t pid;
   int32_t fd;
+  // The PID namespace the pid is a number in (/proc/self/ns/pid's device and inode; 0 when
+  // unknown). A pid names the same process only within one: ranks in containers that share the
+  // host's identity are often each pid 1, and pidfd_open(1) would open another process (or this
+  // one, whose descriptor of that number then passes for the peer's).
+  uint64_t pid_ns_dev;
+  uint64_t pid_ns_ino;
 };
+
+Published publish(int fd) {
+  Published p{static_cast<int32_t>(::getpid()), fd, 0, 0};
+  struct stat ns {};
+  if (::stat("/proc/self/ns/pid", &ns) == 0) {
+    p.pid_ns_dev = static_cast<uint64_t>(ns.st_dev);
+    p.pid_ns_ino = static_cast<uint64_t>(ns.st_ino);
+  }
+  return p;
+}
 
 struct Outcome {
   int32_t ok;
@@ -45,23 +62,43 @@ void close_all(std::vector<int>& fds) {
   }
 }
 
+bool same_pid_namespace(const Published& a, const Published& b) {
+  return a.pid_ns_ino != 0 && a.pid_ns_dev == b.pid_ns_dev && a.pid_ns_ino == b.pid_ns_ino;
+}
+
+// The descriptors this rank took so far, and its consent to be traced, undone unless the exchange
+// succeeds: a collective that throws (a peer died) must not leave either behind.
+struct TakenSoFar {
+  std::vector<int>& fds;
+  bool kept = false;
+  ~TakenSoFar() {
+    ::prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    if (!kept) close_all(fds);
+  }
+};
+
 // Returns true with `out` filled if every rank took every peer's descriptor.
 bool exchange_by_pidfd(Rendezvous& meta, int fd, std::vector<int>& out, std::string* why) {
   const int n = meta.size();
-  const Published mine{static_cast<int32_t>(::getpid()), fd};
+  const Published mine = publish(fd);
   std::vector<Published> all(static_cast<size_t>(n));
   meta.allgather(&mine, all.data(), sizeof mine);
+  out.assign(static_cast<size_t>(n), -1);
+  TakenSoFar taken{out};
   // Under Yama ptrace_scope 1 only an ancestor may take our descriptors unless we consent; the
   // call fails harmlessly (EINVAL) where Yama is absent.
   ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   meta.barrier();  // every owner consents before anyone takes
-  out.assign(static_cast<size_t>(n), -1);
   Outcome me{1, 0, -1};
   for (int r = 0; r < n && me.ok; ++r) {
     if (r == meta.rank()) {
       out[r] = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
       if (out[r] < 0) me = {0, errno, r};
       continue;
+    }
+    if (!same_pid_namespace(mine, all[r])) {
+      me = {0, EXDEV, r};
+      break;
     }
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, all[r].pid, 0));
     if (pidfd < 0) {
@@ -74,17 +111,19 @@ bool exchange_by_pidfd(Rendezvous& meta, int fd, std::vector<int>& out, std::str
   }
   std::vector<Outcome> outcomes(static_cast<size_t>(n));
   meta.allgather(&me, outcomes.data(), sizeof me);  // also keeps every owner's fd open until now
-  ::prctl(PR_SET_PTRACER, 0, 0, 0, 0);
   for (int r = 0; r < n; ++r) {
     if (!outcomes[r].ok) {
-      close_all(out);
       if (why != nullptr) {
         *why = "rank " + std::to_string(r) + " could not take rank " + std::to_string(outcomes[r].peer) +
-               "'s descriptor with pidfd_getfd: " + std::strerror(outcomes[r].err);
+               "'s descriptor with pidfd_getfd: " +
+               (outcomes[r].err == EXDEV ? std::string("another PID namespace (or none known), where its pid names "
+                                                       "another process")
+                                         : std::string(std::strerror(outcomes[r].err)));
       }
       return false;
     }
   }
+  taken.kept = true;
   return true;
 }
 

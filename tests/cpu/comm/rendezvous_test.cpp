@@ -102,6 +102,33 @@ class BytesOnly final : public tc::Rendezvous {
   tc::Rendezvous& inner_;
 };
 
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Rank 0 of two in one process: the peer's contributions are this process's own (its pid and
+// descriptor), run through `tamper` first; collective number `throw_at` (from 1) throws, as a
+// rendezvous does when a peer dies.
+class MirrorRendezvous final : public tc::Rendezvous {
+ public:
+  MirrorRendezvous(int throw_at, std::function<void(char* peer, size_t bytes)> tamper = {})
+      : throw_at_(throw_at), tamper_(std::move(tamper)) {}
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void allgather(const void* in, void* out, size_t bytes) override {
+    if (++calls_ == throw_at_) throw tilecast::Error("rendezvous: rank 1 died");
+    std::memcpy(out, in, bytes);
+    std::memcpy(static_cast<char*>(out) + bytes, in, bytes);
+    if (tamper_) tamper_(static_cast<char*>(out) + bytes, bytes);
+  }
+
+ private:
+  int calls_ = 0, throw_at_;
+  std::function<void(char*, size_t)> tamper_;
+};
+
 }  // namespace
 
 TEST(CommSocketRendezvous, AllgatherBarrierBroadcast) {
@@ -173,6 +200,38 @@ TEST(CommFdExchange, EveryTransportDeliversEveryDescriptor) {
   }
 }
 
+// A peer dying in the middle (the collective after the descriptors were taken throws): the
+// descriptors taken so far are closed, not leaked.
+TEST(CommFdExchange, APeerDyingMidwayLeavesNoDescriptorBehind) {
+  const int fd = named_memfd(0);
+  const size_t before = open_fds();
+  for (int throw_at : {2, 3}) {  // the consent barrier, the outcomes
+    MirrorRendezvous meta(throw_at);
+    EXPECT_THROW(tc::exchange_fds(meta, fd, tc::FdTransport::kPidfd), tilecast::Error) << throw_at;
+    EXPECT_EQ(open_fds(), before) << "collective " << throw_at << " threw";
+  }
+  ::close(fd);
+}
+
+// A peer whose pid is a number in another PID namespace (a container's pid 1): pidfd_open would
+// open another process, here this one, so pidfd is refused with the reason.
+TEST(CommFdExchange, APidOfAnotherNamespaceIsNeverOpened) {
+  const int fd = named_memfd(0);
+  const size_t before = open_fds();
+  // The published record's last 8 bytes are its namespace's inode: the peer's made another.
+  MirrorRendezvous meta(0, [](char* peer, size_t bytes) {
+    if (bytes >= 16) peer[bytes - 1] ^= 0x5a;
+  });
+  try {
+    tc::exchange_fds(meta, fd, tc::FdTransport::kPidfd);
+    ADD_FAILURE() << "a pid of another namespace was opened";
+  } catch (const tilecast::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another PID namespace"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(open_fds(), before);
+  ::close(fd);
+}
+
 TEST(CommSocketRendezvous, MismatchedContributionsAreNamed) {
   const std::string addr = fresh_address();
   constexpr int n = 3;
@@ -216,7 +275,7 @@ TEST(CommSocketRendezvous, SendToAPeerThatNeverReadsTimesOut) {
   const auto codes = run_ranks({0, 1}, [&](int r) {
     tc::SocketRendezvous rdzv(addr, r, 2, 1.0);
     if (r == 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(6));  // connected, never reading
+      std::this_thread::sleep_for(std::chrono::seconds(3));  // connected, never reading
       return 0;
     }
     std::vector<char> big(size_t{4} << 20), all(2 * big.size());
@@ -226,17 +285,11 @@ TEST(CommSocketRendezvous, SendToAPeerThatNeverReadsTimesOut) {
     } catch (const tilecast::Error& e) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "rank 1 gave up after %.2f s: %s\n", s, e.what());
-      return s < 3.0 && std::string(e.what()).find("timed out") != std::string::npos ? 3 : 4;
+      return s < 2.5 && std::string(e.what()).find("timed out") != std::string::npos ? 3 : 4;
     }
     return 5;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 3}));
-}
-
-size_t open_fds() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
 }
 
 // A constructor that throws (rank 1 never came) closes what it opened and removes the socket file
