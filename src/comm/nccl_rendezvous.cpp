@@ -62,6 +62,7 @@ void NcclRendezvous::allgather(const void* in, void* out, size_t bytes) {
   if (total > staging_bytes_) {
     if (staging_ != nullptr) check_cuda(cudaFree(staging_), "cudaFree");
     staging_ = nullptr;
+    staging_bytes_ = 0;  // (a failed cudaMalloc below must not leave a size without a buffer)
     check_cuda(cudaMalloc(&staging_, total), "cudaMalloc (rendezvous staging)");
     staging_bytes_ = total;
   }

@@ -215,11 +215,14 @@ SymmetricHeap SymmetricHeap::create(Rendezvous& rendezvous, int device, size_t b
 void SymmetricHeap::release() noexcept {
   if (map_.base == 0) return;
   const Driver& drv = Driver::get();
+  int caller_device = -1;
+  const bool known = cudaGetDevice(&caller_device) == cudaSuccess;
   cudaSetDevice(device_);
   cudaDeviceSynchronize();
   for (int r = 0; r < map_.num_ranks; ++r) drv.cuMemUnmap(map_.base + static_cast<uint64_t>(r) * map_.stride, map_.stride);
   drv.cuMemAddressFree(map_.base, map_.stride * static_cast<uint64_t>(map_.num_ranks));
   map_ = SymmetricMap{};
+  if (known && caller_device != device_) cudaSetDevice(caller_device);  // the caller's device stays current
 }
 
 SymmetricHeap::~SymmetricHeap() { release(); }

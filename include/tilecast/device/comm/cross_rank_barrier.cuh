@@ -121,7 +121,9 @@ TC_DEVICE inline void cross_rank_barrier(const BarrierState& s, const GridGroup&
   }
   // The CTAs waiting here also wait out CTA 0's cross-rank wait, which knows more (which rank
   // is missing, the counter); give it the first word by waiting twice as long here.
-  if (group.num_ctas > 1) grid_sync(group, WaitPolicy{2 * policy.timeout_ns, policy.report}, tag);
+  // (Saturating: twice a bound of 2^63 ns or more would wrap to a small one.)
+  const uint64_t twice = policy.timeout_ns > ~uint64_t{0} / 2 ? ~uint64_t{0} : 2 * policy.timeout_ns;
+  if (group.num_ctas > 1) grid_sync(group, WaitPolicy{twice, policy.report}, tag);
 }
 
 TC_DEVICE inline void phase_sign_barrier(const BarrierState& s, const GridGroup& group,
