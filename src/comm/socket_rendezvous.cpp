@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -250,6 +251,18 @@ void SocketRendezvous::connect_ranks(const std::string& address) {
                std::to_string(size - accepted) + " more rank(s) to connect to " + address);
       const int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) throw Error(errno_text("rendezvous: accept"));
+      // Abstract sockets have no permissions and their names are listed in /proc/net/unix: only a
+      // process of this user may join (it is sent every rank's descriptors, GPU memory included).
+      ucred peer{};
+      socklen_t peer_len = sizeof peer;
+      // It is turned away and the ranks still awaited.
+      if (::getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) != 0 || peer.uid != ::geteuid()) {
+        ::close(c);
+        std::fprintf(stderr, "tilecast rendezvous: refused a connection to %s from uid %u (not this user)\n",
+                     address.c_str(), static_cast<unsigned>(peer.uid));
+        --accepted;
+        continue;
+      }
       Hello h{};
       recv_all(c, &h, sizeof h, nullptr, deadline, "a connecting rank");
       if (h.magic != kMagic || h.size != size || h.rank <= 0 || h.rank >= size || peers_[h.rank] != -1) {
