@@ -462,8 +462,8 @@ std::optional<GemmPlan> evaluate(const GemmDesc& d, const GemmProblem& unswapped
   // The busiest CTA's k-steps whose stage waits on HBM (the share of all operand bytes that come
   // from HBM), each at the larger of its bytes at one SM's stream rate and a turn of its ring
   // (k.stages >= 1: a plan with none was refused above).
-  const double first_touch = std::min(1.0, hbm_bytes(unsplit_surrogate, d.out, false) /
-                                               std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
+  const double first_touch =
+      std::min(1.0, operands / std::max<double>(1.0, static_cast<double>(c.l2_to_sm_bytes_unicast)));
   const double stream_step_us =
       first_touch * std::max(step_bytes / kSmHbmStreamBytesPerS * 1e6, kHbmRingTurnUs / k.stages);
   c.stream_us = static_cast<double>(sim.stats.makespan_k_steps) * stream_step_us;
