@@ -192,6 +192,7 @@ GroupedRun::GroupedRun(const GroupedCase& c, cudaStream_t stream) : impl_(new Im
   fill_uniform(x.b.view, fresh_seed(), stream);
   if (c.accumulate) {
     x.initial_d = make_matrix(c.out, s.rows, c.n, d_batch, aligned_ld(c.n + 1, c.out));
+    poison(x.initial_d, stream);  // its padding and guards, which reset_output copies into D's, stay poison
     fill_uniform(x.initial_d.view, fresh_seed(), stream);
   }
   x.data = group_data(c.form, x.sizes, s.rows);
@@ -308,7 +309,9 @@ void GroupedRun::prepare() {
     case GroupedForm::kKGrouped:
       if (c.accumulate) copy_convert(x.initial_d.view, x.ref.view, x.stream);  // the reference's C: D's first values
       reference_kgrouped_gemm(*x.lt, x.a.view, x.b.view, x.ref.view, x.sizes, c.accumulate, x.stream);
-      if (!c.accumulate) written = check_written(x.d, x.stream);  // zero-K groups written too (zeros)
+      // Zero-K groups are written too (zeros). Accumulating, D's view starts as values, not poison:
+      // the check then sees only stores outside it.
+      written = check_written(x.d, x.stream);
       break;
   }
   if (!written.ok()) return all_written(written) << " (" << name << ")";

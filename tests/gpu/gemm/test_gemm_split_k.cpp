@@ -45,6 +45,7 @@ TEST_P(SplitKRuns, SameInputTwiceGivesIdenticalBytes) {
   x.refill(stream_, true);
   const MatrixView* c = g.with_c ? &x.c.view : nullptr;
   gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);
+  ASSERT_TRUE(all_written(x.d, stream_)) << "two unwritten outputs would be identical too";
   const std::vector<uint8_t> first = bytes_of(x.d, stream_);
   poison(x.d, stream_);
   gemm(x.a.view, x.b.view, x.d.view, stream_, c, g.config);

@@ -15,6 +15,7 @@
 #include "tilecast_test/cuda_check.hpp"
 #include "tilecast_test/device_matrix.hpp"
 #include "tilecast_test/fill.hpp"
+#include "tilecast_test/gtest_check.hpp"
 
 namespace tilecast::test {
 namespace {
@@ -53,8 +54,10 @@ void run(const ThreadCase& tc, Streams mode) {
     fill_uniform(w.a.view, fresh_seed());
     fill_uniform(w.b.view, fresh_seed());
     for (int i = 0; i < kOutputs; ++i) w.d.push_back(make_matrix(DType::kBF16, tc.m, tc.n));
+    poison(w.d[0]);
     TC_CUDA_CHECK(cudaDeviceSynchronize());
     gemm(w.a.view, w.b.view, w.d[0].view, nullptr, nullptr, config);  // alone: nothing else runs
+    ASSERT_TRUE(all_written(w.d[0])) << "thread " << t << "'s call alone";
     w.alone = bytes_of(w.d[0].view);
     for (const DeviceMatrix& d : w.d) poison(d);
     work.push_back(std::move(w));
