@@ -192,6 +192,8 @@ void check_arch(const GemmDesc& d, const ArchSpec& arch, const GemmConfig& o) {
   const auto listed = [](const auto& list, const auto& v) { return std::find(list.begin(), list.end(), v) != list.end(); };
   if (o.split_columns == 1 && !arch.runs_kernels) fail("split_columns=1: column-split tiles are SM90's kernel");
   if (o.pingpong == 1 && !arch.runs_kernels) fail("pingpong=1: ping-pong kernels are SM90's");
+  if (o.fused_reduce == 1 && !arch.runs_kernels) fail("fused_reduce=1: the split summed in the GEMM is SM90's kernel");
+  if (o.k_serpentine == 1 && !arch.runs_kernels) fail("k_serpentine=1: the K-serpentine walk is SM90's kernel");
   if (o.block_m && !listed(arch.block_ms, o.block_m) && o.split_columns != 1)
     fail("block_m " + std::to_string(o.block_m) + " is not one of its tile rows per CTA");
   // A swapped tile's width is M's side: its widths are the swapped kernel's (checked with swap_ab).

@@ -36,6 +36,7 @@ std::vector<TrafficRow> traffic_by_cluster_shape(const GemmProblem& problem, con
     const SimResult count = simulate(problem, {&probe, 1}, fast);
     const uint32_t units = static_cast<uint32_t>(std::max<uint64_t>(count.stats.units, 1));
     row.num_clusters = std::min(facts.clusters_for(cs.size(), max_sms), units);
+    if (row.num_clusters == 0) continue;  // not one cluster of this shape is resident: no row
     row.sms_used = row.num_clusters * cs.size();
     LaunchSpec launch{row.config, row.num_clusters};
     const SimResult sim = simulate(problem, {&launch, 1}, fast);

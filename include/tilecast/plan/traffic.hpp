@@ -24,7 +24,8 @@ struct TrafficRow {
   double mma_time_us = 0;         // FLOPs at peak, stretched by sm_utilisation
 };
 
-// One row per cluster shape (kClusterShapes) for the given block sizes.
+// One row per cluster shape (kClusterShapes) for the given block sizes, but for shapes of which
+// not one cluster is resident (max_sms below its size, a part without clusters of 4).
 std::vector<TrafficRow> traffic_by_cluster_shape(const GemmProblem& problem, const DeviceFacts& facts,
                                                  uint32_t block_m, uint32_t block_n, uint32_t block_k,
                                                  uint32_t max_sms = 0);

@@ -124,6 +124,12 @@ TEST(ArchSpecs, Sm100RefusesWhatItCannotPlanByName) {
   o.companion = 1;
   EXPECT_NE(error_of(d, b200, o).find("sm100 spec: companion=1"), std::string::npos);
   o = {};
+  o.fused_reduce = 1;
+  EXPECT_NE(error_of(d, b200, o).find("sm100 spec: fused_reduce=1"), std::string::npos);
+  o = {};
+  o.k_serpentine = 1;
+  EXPECT_NE(error_of(d, b200, o).find("sm100 spec: k_serpentine=1"), std::string::npos);
+  o = {};
   o.block_m = 64;
   EXPECT_NE(error_of(d, b200, o).find("sm100 spec: block_m 64 is not one of its tile rows per CTA"), std::string::npos);
   o = {};

@@ -2,6 +2,8 @@
 // k * (block_m / cluster_n + block_n / cluster_m) operand elements from L2.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "random_problem.hpp"
 #include "tilecast/plan/traffic.hpp"
 
@@ -70,6 +72,14 @@ TEST(TrafficModel, ClusterOf4UsesTheSmsThatFitWholeClusters) {
   const auto capped = plan::traffic_by_cluster_shape(p, plan::DeviceFacts::h200_model(), 128, 256, 64, 64);
   EXPECT_EQ(capped[5].num_clusters, 16u);
   EXPECT_EQ(capped[0].num_clusters, 64u);
+  // With 3 SMs not one cluster of 4 is resident: those shapes get no row (they had infinite
+  // waves and NaN use, and looked cheapest).
+  const auto three = plan::traffic_by_cluster_shape(p, plan::DeviceFacts::h200_model(), 128, 256, 64, 3);
+  EXPECT_EQ(three.size(), 3u) << "1x1, 2x1 and 1x2";
+  for (const plan::TrafficRow& r : three) {
+    EXPECT_LE(r.cluster.size(), 2u);
+    EXPECT_TRUE(std::isfinite(r.waves) && std::isfinite(r.tail_utilisation));
+  }
 }
 
 }  // namespace
