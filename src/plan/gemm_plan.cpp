@@ -344,9 +344,17 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
                                 splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
   // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the last misfit
   // could not run goes into `why`.
-  // No unswapped tile wider than the problem, unless asked for (the narrowest is always weighed).
+  // No unswapped tile wider than the problem, unless asked for (the narrowest the request can run
+  // is always weighed: for column-split tiles, the narrowest whose half is a wgmma split width).
+  uint32_t narrowest = arch.block_ns.front();
+  if (o.split_columns == 1)
+    for (uint32_t bn : arch.block_ns)
+      if (bn % kColumnSplitWarpgroups == 0 && is_wgmma_split_width(bn / kColumnSplitWarpgroups)) {
+        narrowest = bn;
+        break;
+      }
   const auto wider_than_problem = [&](uint32_t bn) {
-    return !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > arch.block_ns.front();
+    return !o.block_n && bn > (p.n + 15) / 16 * 16 && bn > narrowest;
   };
   const auto weigh = [&](uint32_t s, SliceSum how, const std::vector<ClusterShape>& shapes, std::string& why) {
     for (uint32_t bm : swap ? swap_bms : bms)

@@ -467,6 +467,13 @@ TEST(GemmPlanner, ColumnSplitTilesOfARuleOrWhenAskedFor) {
     EXPECT_FALSE(p.main.kernel.split_columns) << p.describe();
   GemmConfig o;
   o.split_columns = 1;
+  // Asked for on a problem narrower than any column-split tile (half of 64 or 96 is no split
+  // width): the narrowest that can be one is weighed, not refused.
+  for (uint32_t n : {1u, 64u, 80u, 96u}) {
+    const GemmPlan narrow = plan_gemm(dense(4096, n, 4096), h200, o);
+    EXPECT_TRUE(narrow.main.kernel.split_columns) << n << ": " << narrow.describe();
+    EXPECT_EQ(gemm_geometry_error(narrow.main.kernel), nullptr) << narrow.describe();
+  }
   const std::vector<GemmPlan> split = rank_plans(d, h200, o);
   ASSERT_FALSE(split.empty());
   for (const GemmPlan& p : split) {
