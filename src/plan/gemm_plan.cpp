@@ -329,7 +329,10 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   }
 
   std::vector<GemmPlan> out;
-  std::string misfit;  // why the last candidate that could not run could not
+  // Why the first candidate that could not run could not: the narrowest tile, the most likely to
+  // fit, so its reason is the one that binds (the widest's, say, was shared memory's where the
+  // cause was the SM cap).
+  std::string misfit;
   std::string first_misfit;  // the same, for the first split count (1 unless forced)
   bool first_fits = false;
   // A swapped tile is 128 rows over N and M rounded up to a multiple of 8 wide (or as given).
@@ -342,8 +345,8 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
   // where one wave of clusters holds every tile (plan_cost.cpp's kClusterReduceLatencyUs says why).
   const bool auto_cluster_sum = arch.runs_kernels && o.cluster_reduce == -1 && o.fused_reduce != 1 && !swap &&
                                 splits.size() > 1 && (!o.cluster_m || (o.cluster_m == 1 && o.cluster_n == 1));
-  // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the last misfit
-  // could not run goes into `why`.
+  // Every tile and cluster shape of `shapes` for split `s`, summed by `how`; why the first misfit
+  // could not run goes into `why` (when it is empty).
   // No unswapped tile wider than the problem, unless asked for (the narrowest the request can run
   // is always weighed: for column-split tiles, the narrowest whose half is a wgmma split width).
   uint32_t narrowest = arch.block_ns.front();
@@ -368,14 +371,16 @@ std::vector<GemmPlan> rank_plans(const GemmDesc& d, const DeviceFacts& f, const 
           // lines, which bind where the groups' boxes start off a line). What they miss there is
           // not measured apart.
           if (p.type == GemmType::kKGroupedContiguous && cs.size() == 4 && !o.cluster_m) continue;
+          std::string this_why;
           if (arch.cluster_divides_shape && !cluster_divides(p, bm, bn, cs)) {
-            why = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
-                  std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
-                  std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+            this_why = "cluster " + std::to_string(cs.m) + "x" + std::to_string(cs.n) + " does not divide the " +
+                       std::to_string(ceil_div(p.m, bm)) + "x" + std::to_string(ceil_div(p.n, bn)) + " blocks of " +
+                       std::to_string(bm) + "x" + std::to_string(bn) + " (" + arch.name + ": no partial cluster)";
+          } else if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, how, this_why)) {
+            out.push_back(std::move(*plan));
             continue;
           }
-          if (std::optional<GemmPlan> plan = evaluate(d, played, f, o, bm, bn, cs, s, swap, how, why))
-            out.push_back(std::move(*plan));
+          if (why.empty()) why = std::move(this_why);
         }
   };
   // Auto also weighs 192-row column-split tiles by rule (kColumnSplitAutoBlockM says where).

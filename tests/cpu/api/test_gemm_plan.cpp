@@ -850,6 +850,9 @@ TEST(GemmPlanner, EveryOverrideOutOfRangeIsRefused) {
   add([](GemmConfig& o) { o.max_sms = 3, o.cluster_m = 2, o.cluster_n = 2; }, "max_sms 3 cannot hold one cluster of 4");
   add([](GemmConfig& o) { o.max_sms = 4, o.cluster_reduce = 1, o.k_splits = 8; },
       "max_sms 4 cannot hold one cluster of 8 slices");
+  // Refused by every candidate: the reason given is the narrowest tile's, the one that binds
+  // (the widest's said shared memory).
+  add([](GemmConfig& o) { o.max_sms = 1, o.cluster_reduce = 1; }, "slices does not fit in 1 SMs");
   add([](GemmConfig& o) { o.block_m = 128, o.block_n = 256, o.stages = 8; }, "shared memory");
   for (const Case& c : cases) {
     const std::string e = error_of(d, c.config);

@@ -129,7 +129,7 @@ TEST(SplitKPlan, BadOverridesAreRefusedByName) {
   fused_wide.fused_reduce = 1;
   fused_wide.block_n = 192;
   refused(dense_desc(128, 4096, 7168, 1, DType::kBF16, false), fused_wide,
-          "config: block 128x192 with 5 stages: fused_reduce takes tiles up to 144 wide");
+          "x192 with 6 stages: fused_reduce takes tiles up to 144 wide");
 }
 
 // gemm_spec_error refuses `x` with a message that names `expected` (`what`: the case, on failure).
