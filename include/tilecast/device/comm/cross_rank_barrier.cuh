@@ -111,7 +111,7 @@ enum class BarrierForm : uint32_t { kPhaseSign = 0, kEpoch = 1 };
 template <BarrierForm kForm>
 TC_DEVICE inline void cross_rank_barrier(const BarrierState& s, const GridGroup& group,
                                          const WaitPolicy& policy, const char* tag) {
-  if (group.num_ctas > 1) grid_sync(group, policy, tag);
+  if (group.num_ctas > 1) grid_sync(group, policy, tag, s.map.rank);
   if (group.cta == 0) {
     if constexpr (kForm == BarrierForm::kPhaseSign) {
       phase_sign_cross_rank(s, policy, tag);
@@ -123,7 +123,7 @@ TC_DEVICE inline void cross_rank_barrier(const BarrierState& s, const GridGroup&
   // is missing, the counter); give it the first word by waiting twice as long here.
   // (Saturating: twice a bound of 2^63 ns or more would wrap to a small one.)
   const uint64_t twice = policy.timeout_ns > ~uint64_t{0} / 2 ? ~uint64_t{0} : 2 * policy.timeout_ns;
-  if (group.num_ctas > 1) grid_sync(group, WaitPolicy{twice, policy.report}, tag);
+  if (group.num_ctas > 1) grid_sync(group, WaitPolicy{twice, policy.report}, tag, s.map.rank);
 }
 
 TC_DEVICE inline void phase_sign_barrier(const BarrierState& s, const GridGroup& group,

@@ -46,8 +46,9 @@ TC_DEVICE inline GridGroup whole_grid(uint32_t* counter) {
 
 // Every thread of every CTA of the group calls this. On return, every write any thread of the
 // group made before the call is visible to every thread of the group (GPU scope, and by
-// cumulativity also writes those threads had observed from peers).
-TC_DEVICE inline void grid_sync(const GridGroup& g, const WaitPolicy& policy, const char* tag) {
+// cumulativity also writes those threads had observed from peers). `rank`: the rank the group
+// is part of, for a timeout's report (-1: none).
+TC_DEVICE inline void grid_sync(const GridGroup& g, const WaitPolicy& policy, const char* tag, int32_t rank = -1) {
   // bar.sync makes the CTA's writes happen-before thread 0's release below (PTX causality is
   // transitive through CTA barriers), so one release per CTA covers all its threads.
   __syncthreads();
@@ -63,7 +64,7 @@ TC_DEVICE inline void grid_sync(const GridGroup& g, const WaitPolicy& policy, co
       const Deadline deadline = Deadline::from_now(policy.timeout_ns);
       while (!grid_round_done(before, now = counter.load(cuda::memory_order_acquire))) {
         if (deadline.expired()) {
-          report_and_trap(policy.report, WaitKind::kGridSync, /*rank=*/-1, g.cta,
+          report_and_trap(policy.report, WaitKind::kGridSync, rank, g.cta,
                           /*counter=*/before, /*observed=*/now, /*target=*/before ^ 0x80000000u,
                           /*phase=*/0, /*sign=*/0, /*missing_rank=*/-1, g.num_ctas,
                           deadline.waited(), tag);
