@@ -125,6 +125,8 @@ const Kernel& Runtime::kernel(const KernelSpec& spec) {
   (built.disk_hit ? disk_hits_ : compiles_).fetch_add(1, std::memory_order_relaxed);
 
   std::lock_guard<std::mutex> lock(mutex_);
+  // (The wait above keeps a second build of one id out; were there one, emplace would drop it.)
+  if (auto it = kernels_.find(id); it != kernels_.end()) return *it->second;
   const Driver& d = Driver::get();
   const CUlibrary library = library_for(built);
   CUkernel handle = nullptr;
