@@ -112,6 +112,9 @@ std::string config_name(const GemmConfig& config) {
     epilogue.bias = {bias.view.data, c.bias_dtype, c.n};
     lt_epilogue.bias = {bias32.view.data, DType::kFP32, c.n};
   }
+  // The reference first, from the inputs as they are before the kernel runs: a stray store into
+  // A or B would otherwise feed both sides alike.
+  reference_gemm(lt, a.view, b.view, ref.view, stream, ref_c, lt_epilogue, c.layout);
   try {
     if (c.layout == GemmLayout::kNT)
       gemm(a.view, b.view, d_view, stream, epilogue, c.config);  // the original NT entry point
@@ -126,7 +129,12 @@ std::string config_name(const GemmConfig& config) {
     return ::testing::AssertionFailure() << c.name() << ": kernel failed: " << cudaGetErrorString(err)
                                          << (report ? "; " + *report : std::string());
   }
-  reference_gemm(lt, a.view, b.view, ref.view, stream, ref_c, lt_epilogue, c.layout);
+  for (const DeviceMatrix* input : {&a, &b}) {
+    const WriteCheck w = check_written(*input, stream);
+    if (w.touched != 0)
+      return ::testing::AssertionFailure() << c.name() << ": the kernel stored into an input's padding: "
+                                           << w.summary();
+  }
   // In place, D was written over C: the view holds no poison, so "written" proves nothing there
   // (the values do), but the padding and guards around it still hold poison that any stray store
   // would overwrite.
