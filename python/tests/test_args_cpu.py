@@ -89,7 +89,6 @@ def test_padded_rows_and_batches_pass_the_checks():
         tilecast.gemm_nt(a, bf16(2, 32, 128))
 
 
-
 def test_a_single_row_is_never_refused_for_its_stride():
     # One row's stride addresses nothing: a [1, n] view of padded rows with n * 2 bytes not a
     # multiple of 16 (k = 51 here; b's rows padded to 56 elements, as TMA needs) passes every check
@@ -116,7 +115,6 @@ def test_a_single_row_is_never_refused_for_its_stride():
 def test_output_dtype_rules_are_type_errors(args, message):
     with pytest.raises(TypeError, match=message):
         tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), **args)
-
 
 
 @pytest.mark.parametrize("fn", ["gemm_nt", "prepare"])
@@ -182,7 +180,6 @@ def test_bias_must_be_on_the_operands_device():
     with pytest.raises(ValueError, match="bias is on cuda:1 but a is on cuda:0"):
         tilecast.gemm_nt(bf16(64, 128, **cuda), bf16(32, 128, **cuda), out=bf16(64, 32, **cuda),
                          bias=dl.tensor((32,), "float32", device_type=dl.CUDA, device_id=1))
-
 
 
 EMPTY = [  # (a, b, out) shapes with m = 0, n = 0 or batch = 0
@@ -272,7 +269,6 @@ def test_config_forms():
             tilecast.gemm_nt(bf16(64, 128), bf16(32, 128), config=config)
 
 
-
 def test_config_equality_with_other_types():
     # Against anything but a GemmConfig, == is False and != True, not a TypeError.
     config = tilecast.GemmConfig()
@@ -358,7 +354,6 @@ def test_warm_compiles_into_the_cache_folder_then_hits(tmp_path):
     assert second.stdout.startswith("problem 256x256x256")
     assert "cached" in second.stdout and "1 kernels: 0 compiled" in second.stdout
     assert "[" in second.stderr and "1/1 kernels" in second.stderr  # the progress bar
-
 
 
 PROGRESS_ON_A_CLOSED_STDERR = """
