@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -31,6 +32,15 @@ struct ThreadCase {
 };
 
 enum class Streams { kPerThread, kLegacy, kOneCreated };
+
+// What a failure prints of its parameters (else gtest's bytes of the objects).
+void PrintTo(const ThreadCase& c, std::ostream* os) {
+  *os << c.name << " " << c.m << "x" << c.n << "x" << c.k << " " << c.config;
+}
+void PrintTo(Streams s, std::ostream* os) {
+  static const char* names[] = {"per-thread streams", "the legacy stream", "one created stream"};
+  *os << names[static_cast<int>(s)];
+}
 
 std::vector<uint8_t> bytes_of(const MatrixView& v) {
   std::vector<uint8_t> host(static_cast<size_t>(v.rows * v.ld()) * dtype_size(v.dtype));
