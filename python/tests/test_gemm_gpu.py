@@ -712,7 +712,7 @@ def test_an_output_allocated_for_a_given_stream_is_that_streams():
     # The GEMM writes it on `stream`: a block of the current stream could be handed to the current
     # stream's next tensor once freed, while the GEMM still writes it.
     a, b = randn(256, 512), randn(384, 512)
-    masked = randn(2, 64, 512), randn(2, 384, 512), int32([64, 3])
+    masked_a, masked_b, masked_m = randn(2, 64, 512), randn(2, 384, 512), int32([64, 3])
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     for stream in (side, side.cuda_stream):  # a torch stream, a handle
@@ -720,7 +720,7 @@ def test_an_output_allocated_for_a_given_stream_is_that_streams():
         assert _stream_of_block(out) == side.cuda_stream
         side.synchronize()
         check(out, reference(a, b))
-    d = tilecast.m_grouped_bf16_gemm_nt_masked(*masked, 32, stream=side)
+    d = tilecast.m_grouped_bf16_gemm_nt_masked(masked_a, masked_b, None, masked_m, 32, stream=side)
     assert _stream_of_block(d) == side.cuda_stream
     side.synchronize()
     assert _stream_of_block(tilecast.gemm_nt(a, b)) == torch.cuda.current_stream().cuda_stream
