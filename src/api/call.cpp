@@ -245,14 +245,12 @@ void launch(const PreparedCall& call, cudaStream_t stream) {
   if (plan.k_splits > 1) {
     // Summed across each cluster, no workspace; else the partial sums (or the fused reduce's) go there.
     if (plan.main.kernel.k_cluster == 1) aim_at_workspace(call, stream);
-    if (!plan.launches_reduce_kernel()) {  // the GEMM sums the slices of every tile itself
-      jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
-                         call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
-      return;
-    }
-    std::lock_guard hold(*call.launch_lock);
+    const bool two_launches = plan.launches_reduce_kernel();  // else the GEMM sums every tile's slices
+    std::unique_lock<std::mutex> hold;
+    if (two_launches) hold = std::unique_lock(*call.launch_lock);
     jit::launch_kernel(*g.main, launch_config(g, plan.main, stream), call.a, call.a_last, call.b, call.d,
                        call.d_narrow, call.c, call.c_narrow, call.bias, call.params);
+    if (!two_launches) return;
     // Behind the GEMM programmatically: its launch overlaps the GEMM's run (split_k_reduce.cuh).
     const jit::LaunchConfig rc{dim3(split_k_reduce_ctas(call.reduce, g.device->facts().num_sms)),
                                dim3(kReduceThreads), dim3(1), 0, stream, true};

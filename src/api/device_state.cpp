@@ -68,34 +68,26 @@ void host_mapped(Record*& host, Record*& device) {
 
 }  // namespace
 
-struct DeviceState::CounterBlock {
-  uint32_t* device = nullptr;  // kPairs pairs of counters
-  std::map<StreamKey, uint32_t> slot;
-  static constexpr uint32_t kPairs = 256;
-};
-
-// Buffers are never freed (a captured graph may replay with any of them): the library keeps them
-// until exit, as it keeps the counters.
-struct DeviceState::Workspaces {
+// What the GEMMs on each stream keep, made on a stream's first use and never freed: a captured
+// graph may replay with any workspace, and a stream's lock must stay where its callers cached it
+// (map nodes do not move). The library keeps them until exit.
+struct DeviceState::Streams {
   struct Buffer {
     void* data = nullptr;
     uint64_t bytes = 0;
   };
-  std::map<StreamKey, Buffer> by_stream;
+  struct Stream {
+    Buffer workspace;
+    int32_t counter_pair = -1;  // its pair in `counters`; -1 until a dynamic GEMM ran on it
+    std::mutex launches;        // launch_lock
+  };
+  std::map<StreamKey, Stream> by_key;
   Buffer spare;  // made by prepare(), taken by a capturing stream without a workspace
   std::vector<void*> retired;
   uint64_t prepared_bytes = 0;
-};
-
-// One per stream that ran a call of two launches; never freed (a lock's address stays valid).
-struct DeviceState::LaunchLocks {
-  std::map<StreamKey, std::unique_ptr<std::mutex>> by_stream;
-
-  std::mutex& of(const StreamKey& stream) {
-    std::unique_ptr<std::mutex>& m = by_stream[stream];
-    if (!m) m = std::make_unique<std::mutex>();
-    return *m;
-  }
+  uint32_t* counters = nullptr;  // kPairs pairs of unit counters
+  uint32_t pairs_used = 0;
+  static constexpr uint32_t kPairs = 256;
 };
 
 namespace {
@@ -130,55 +122,53 @@ DeviceState* DeviceState::find(int device) {
 DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device)) {
   host_mapped(record_host_, record_device_);
   host_mapped(fault_host_, fault_device_);
-  workspaces_ = new Workspaces;
-  launch_locks_ = new LaunchLocks;
-  counters_ = new CounterBlock;
-  check(cudaMalloc(reinterpret_cast<void**>(&counters_->device), CounterBlock::kPairs * 2 * sizeof(uint32_t)),
+  streams_ = new Streams;
+  check(cudaMalloc(reinterpret_cast<void**>(&streams_->counters), Streams::kPairs * 2 * sizeof(uint32_t)),
         "cudaMalloc");
-  check(cudaMemset(counters_->device, 0, CounterBlock::kPairs * 2 * sizeof(uint32_t)), "cudaMemset");
+  check(cudaMemset(streams_->counters, 0, Streams::kPairs * 2 * sizeof(uint32_t)), "cudaMemset");
   // The process lives on with these: the library keeps them until exit.
 }
 
 DeviceState::UnitCounters DeviceState::unit_counters(const StreamKey& stream) {
   std::lock_guard lock(mutex_);
-  auto it = counters_->slot.find(stream);
-  if (it == counters_->slot.end()) {
-    if (counters_->slot.size() == CounterBlock::kPairs)
-      throw Error("more than " + std::to_string(CounterBlock::kPairs) + " streams ran dynamic GEMMs on one device");
-    it = counters_->slot.emplace(stream, static_cast<uint32_t>(counters_->slot.size())).first;
+  Streams::Stream& st = streams_->by_key[stream];
+  if (st.counter_pair < 0) {
+    if (streams_->pairs_used == Streams::kPairs)
+      throw Error("more than " + std::to_string(Streams::kPairs) + " streams ran dynamic GEMMs on one device");
+    st.counter_pair = static_cast<int32_t>(streams_->pairs_used++);
   }
-  return {counters_->device + 2 * it->second, &launch_locks_->of(stream)};
+  return {streams_->counters + 2 * st.counter_pair, &st.launches};
 }
 
 std::mutex& DeviceState::launch_lock(const StreamKey& stream) {
   std::lock_guard lock(mutex_);
-  return launch_locks_->of(stream);
+  return streams_->by_key[stream].launches;
 }
 
 void* DeviceState::find_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  auto it = workspaces_->by_stream.find(stream);
-  return it != workspaces_->by_stream.end() && it->second.bytes >= bytes ? it->second.data : nullptr;
+  auto it = streams_->by_key.find(stream);
+  return it != streams_->by_key.end() && it->second.workspace.bytes >= bytes ? it->second.workspace.data : nullptr;
 }
 
 void* DeviceState::grow_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  Workspaces::Buffer& b = workspaces_->by_stream[stream];
+  Streams::Buffer& b = streams_->by_key[stream].workspace;
   if (b.bytes >= bytes) return b.data;
-  const uint64_t size = std::max(bytes, workspaces_->prepared_bytes);
+  const uint64_t size = std::max(bytes, streams_->prepared_bytes);
   void* data = nullptr;
   check(cudaMalloc(&data, size), "cudaMalloc (split-K workspace)");
   // The fused reduce's tile counters start at zero (plan::kSplitCounterBytes), before this
   // stream's next kernel.
   check(cudaMemsetAsync(data, 0, plan::kSplitCounterBytes, stream.stream), "cudaMemsetAsync (split-K tile counters)");
-  if (b.data) workspaces_->retired.push_back(b.data);
+  if (b.data) streams_->retired.push_back(b.data);
   b = {data, size};
   return data;
 }
 
 void DeviceState::note_workspace(uint64_t bytes, bool spare) {
   std::lock_guard lock(mutex_);
-  Workspaces& w = *workspaces_;
+  Streams& w = *streams_;
   w.prepared_bytes = std::max(w.prepared_bytes, bytes);
   if (!spare || w.spare.bytes >= w.prepared_bytes) return;
   void* data = nullptr;
@@ -192,9 +182,9 @@ void DeviceState::note_workspace(uint64_t bytes, bool spare) {
 
 void* DeviceState::adopt_spare_workspace(const StreamKey& stream, uint64_t bytes) {
   std::lock_guard lock(mutex_);
-  Workspaces& w = *workspaces_;
+  Streams& w = *streams_;
   if (w.spare.bytes < bytes) return nullptr;
-  Workspaces::Buffer& b = w.by_stream[stream];
+  Streams::Buffer& b = w.by_key[stream].workspace;
   if (b.data) w.retired.push_back(b.data);  // too small, but a graph may still use it
   b = w.spare;
   w.spare = {};

@@ -66,12 +66,8 @@ class DeviceState {
   LayoutFaultRecord* fault_host_ = nullptr;
   LayoutFaultRecord* fault_device_ = nullptr;
   std::mutex mutex_;
-  struct CounterBlock;
-  CounterBlock* counters_ = nullptr;
-  struct Workspaces;
-  Workspaces* workspaces_ = nullptr;
-  struct LaunchLocks;
-  LaunchLocks* launch_locks_ = nullptr;
+  struct Streams;  // per stream: its workspace, its unit counters, its launch lock
+  Streams* streams_ = nullptr;
 };
 
 }  // namespace tilecast::api
