@@ -131,8 +131,9 @@ nb::list warm(const std::vector<Problem>& problems, unsigned threads, const std:
         raised = std::current_exception();
       }
     };
-    kernels = api::warm_jit_cache(api::kernels_to_warm(items, facts), threads, report,
-                                  api::other_kernels_to_warm(items, facts));
+    std::vector<api::WarmKernel> others;
+    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts, &others);
+    kernels = api::warm_jit_cache(specs, threads, report, others);
   }
   if (raised) std::rethrow_exception(raised);
   nb::list out;
@@ -146,11 +147,12 @@ nb::list kernel_sources(const std::vector<Problem>& problems, const std::string&
   nb::list out;
   const std::vector<api::WarmItem> items = warm_items(problems);
   const plan::DeviceFacts facts = device_facts(device);
-  for (const GemmKernelSpec& s : api::kernels_to_warm(items, facts)) {
+  std::vector<api::WarmKernel> others;
+  for (const GemmKernelSpec& s : api::kernels_to_warm(items, facts, &others)) {
     const jit::KernelSpec k = api::gemm_kernel_source(s);
     out.append(nb::make_tuple(api::describe_kernel(s), k.source, k.name_expression, gemm_geometry(s).threads));
   }
-  for (const api::OtherKernel& k : api::other_kernels_to_warm(items, facts))
+  for (const api::WarmKernel& k : others)
     out.append(nb::make_tuple(k.name, k.source.source, k.source.name_expression, k.threads));
   return out;
 }

@@ -11,7 +11,19 @@
 
 namespace tilecast::api {
 
-std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts) {
+namespace {
+
+// The reduce kernel of a split plan that sums its slices through one, described.
+WarmKernel reduce_kernel(const plan::GemmDesc& d) {
+  return {std::string("split-K reduce ") + (d.out == DType::kFP32 ? "fp32" : "bf16") + (d.has_c ? " +C" : "") +
+              (d.has_bias ? (d.bias_type == DType::kFP32 ? " +bias fp32" : " +bias bf16") : ""),
+          split_k_reduce_source(d), kReduceThreads};
+}
+
+}  // namespace
+
+std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts,
+                                            std::vector<WarmKernel>* others) {
   std::vector<GemmKernelSpec> specs;
   const auto add = [&](const GemmKernelSpec& s) {
     if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
@@ -20,24 +32,12 @@ std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, con
     const plan::GemmPlan p = plan::plan_gemm(item.desc, facts, item.config);
     add(p.main.kernel);
     if (p.companion) add(p.companion->kernel);
+    if (!others || !p.launches_reduce_kernel()) continue;
+    WarmKernel reduce = reduce_kernel(p.desc);
+    const auto same = [&](const WarmKernel& k) { return k.source.name_expression == reduce.source.name_expression; };
+    if (std::find_if(others->begin(), others->end(), same) == others->end()) others->push_back(std::move(reduce));
   }
   return specs;
-}
-
-std::vector<OtherKernel> other_kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts) {
-  std::vector<OtherKernel> out;
-  for (const WarmItem& item : items) {
-    const plan::GemmPlan p = plan::plan_gemm(item.desc, facts, item.config);
-    if (!p.launches_reduce_kernel()) continue;
-    jit::KernelSpec source = split_k_reduce_source(p.desc);
-    const auto same = [&](const OtherKernel& k) { return k.source.name_expression == source.name_expression; };
-    if (std::find_if(out.begin(), out.end(), same) != out.end()) continue;
-    const plan::GemmDesc& d = p.desc;
-    out.push_back({std::string("split-K reduce ") + (d.out == DType::kFP32 ? "fp32" : "bf16") + (d.has_c ? " +C" : "") +
-                       (d.has_bias ? (d.bias_type == DType::kFP32 ? " +bias fp32" : " +bias bf16") : ""),
-                   std::move(source), kReduceThreads});
-  }
-  return out;
 }
 
 std::string describe_kernel(const GemmKernelSpec& s) {
@@ -60,34 +60,39 @@ std::string describe_kernel(const GemmKernelSpec& s) {
 
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
                                          const std::function<void(size_t, size_t)>& progress,
-                                         std::span<const OtherKernel> others) {
+                                         std::span<const WarmKernel> others) {
   const size_t total = specs.size() + others.size();
   std::vector<WarmedKernel> out(total);
   std::atomic<size_t> next{0};
   size_t done = 0;
   std::mutex mutex;
   std::string first_error;
-  // Kernel i: a GEMM kernel's spec, then the others.
-  const auto name = [&](size_t i) { return i < specs.size() ? describe_kernel(specs[i]) : others[i - specs.size()].name; };
+  // Kernel i: a GEMM kernel's spec, then the others, each as (name, source, threads).
+  const auto kernel = [&](size_t i) {
+    if (i < specs.size()) return WarmKernel{describe_kernel(specs[i]), gemm_kernel_source(specs[i]),
+                                            gemm_geometry(specs[i]).threads};
+    return others[i - specs.size()];
+  };
   auto worker = [&] {
     for (size_t i = next++; i < total; i = next++) {
+      std::string name;
       try {
-        const bool gemm = i < specs.size();
-        const jit::BuildResult built =
-            jit::Runtime::instance().build(gemm ? gemm_kernel_source(specs[i]) : others[i - specs.size()].source);
+        const WarmKernel k = kernel(i);
+        name = k.name;
+        const jit::BuildResult built = jit::Runtime::instance().build(k.source);
         const jit::ResourceReport& r = built.kernel.report;
-        out[i] = {name(i),
+        out[i] = {k.name,
                   built.disk_hit,
                   built.compile_seconds,
                   r.found,
                   static_cast<uint32_t>(r.registers),
                   static_cast<uint32_t>(r.spill_store_bytes + r.spill_load_bytes),
                   static_cast<uint32_t>(r.stack_frame_bytes),
-                  gemm ? gemm_geometry(specs[i]).threads : others[i - specs.size()].threads,
+                  k.threads,
                   built.kernel.log.find("wgmma.mma_async instructions are serialized") != std::string::npos};
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex);
-        if (first_error.empty()) first_error = name(i) + ": " + e.what();
+        if (first_error.empty()) first_error = (name.empty() ? "kernel " + std::to_string(i) : name) + ": " + e.what();
       }
       std::lock_guard lock(mutex);
       ++done;

@@ -33,18 +33,19 @@ struct WarmedKernel {
   bool wgmma_serialized = false;
 };
 
-// The distinct kernel specs the items' plans launch on a device with these facts.
-std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts);
-
-// A kernel that is not a GEMM kernel: the split-K reduce kernel some plans launch behind theirs.
-struct OtherKernel {
+// A kernel to build: a GEMM kernel's spec as its name, source and threads, or a kernel that is
+// not one (the split-K reduce kernel some plans launch behind theirs).
+struct WarmKernel {
   std::string name;  // "split-K reduce bf16 +C"
   jit::KernelSpec source;
   uint32_t threads = 0;
 };
-// The distinct reduce kernels the items' plans launch (one per epilogue that a split plan sums
-// through the reduce kernel).
-std::vector<OtherKernel> other_kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts);
+
+// The distinct kernel specs the items' plans launch on a device with these facts; with `others`,
+// also the distinct reduce kernels those plans launch behind theirs (one per epilogue that a split
+// plan sums through the reduce kernel), from the same plans.
+std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, const plan::DeviceFacts& facts,
+                                            std::vector<WarmKernel>* others = nullptr);
 
 // One line per kernel spec: "128x256 st4 c2x1 bf16 +C normal static".
 std::string describe_kernel(const GemmKernelSpec& spec);
@@ -54,6 +55,6 @@ std::string describe_kernel(const GemmKernelSpec& spec);
 // a time.
 std::vector<WarmedKernel> warm_jit_cache(std::span<const GemmKernelSpec> specs, unsigned threads,
                                          const std::function<void(size_t, size_t)>& progress = {},
-                                         std::span<const OtherKernel> others = {});
+                                         std::span<const WarmKernel> others = {});
 
 }  // namespace tilecast::api

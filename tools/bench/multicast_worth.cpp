@@ -85,9 +85,10 @@ class Runner {
       for (const McastConfig& mc : configs_for(p)) items.push_back({problem_desc(p), mc.config});
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts_);
+      std::vector<api::WarmKernel> others;
+      const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts_, &others);
       const std::vector<api::WarmedKernel> done = api::warm_jit_cache(
-          specs, std::max(1u, std::thread::hardware_concurrency()), {}, api::other_kernels_to_warm(items, facts_));
+          specs, std::max(1u, std::thread::hardware_concurrency()), {}, others);
       int compiled = 0;
       for (const api::WarmedKernel& k : done) compiled += !k.from_cache;
       std::printf("mcast: %zu rows, %zu kernels (%d compiled) in %.1f s\n", items.size(), done.size(), compiled,

@@ -19,8 +19,8 @@ void warm_sweep_kernels(const std::vector<BenchProblem>& problems, const std::ve
   if (items.empty()) return;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   try {
-    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
-    const std::vector<api::OtherKernel> others = api::other_kernels_to_warm(items, plan::DeviceFacts::h200_model());
+    std::vector<api::WarmKernel> others;
+    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model(), &others);
     std::fprintf(stderr, "[sweep] compiling %zu kernels with %u threads (cached ones load at once)\n",
                  specs.size() + others.size(), threads);
     const auto t0 = std::chrono::steady_clock::now();

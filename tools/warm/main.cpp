@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
     const plan::DeviceFacts facts = plan::device_model(device);
     if (facts.arch != plan::Arch::kSM90)
       throw Error("--device " + device + " is not an SM90 GPU: tilecast compiles kernels for SM90 only");
-    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts);
-    const std::vector<api::OtherKernel> others = api::other_kernels_to_warm(items, facts);
+    std::vector<api::WarmKernel> others;
+    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts, &others);
     std::printf("tilecast-warm: %zu problems, %zu distinct kernels, %u threads, device %s\n", items.size(),
                 specs.size() + others.size(), threads, device.c_str());
     std::fflush(stdout);

@@ -470,13 +470,16 @@ TEST(SplitKWarm, ReduceKernelsOfSplitPlansAreWarmed) {
                                        {with_c, through_kernel},
                                        {with_c, fused},
                                        {with_c, unsplit}};
-  const std::vector<OtherKernel> others = other_kernels_to_warm(items, plan::DeviceFacts::h200_model());
+  std::vector<WarmKernel> others;
+  kernels_to_warm(items, plan::DeviceFacts::h200_model(), &others);
   ASSERT_EQ(others.size(), 2u) << "one per epilogue: bf16, fp32 with C";
   EXPECT_EQ(others[0].name, "split-K reduce bf16");
   EXPECT_EQ(others[1].name, "split-K reduce fp32 +C");
   EXPECT_EQ(others[1].source.name_expression, split_k_reduce_source(with_c).name_expression);
   EXPECT_EQ(others[1].threads, kReduceThreads);
-  EXPECT_TRUE(other_kernels_to_warm(std::span(items).last(2), plan::DeviceFacts::h200_model()).empty());
+  std::vector<WarmKernel> none;
+  kernels_to_warm(std::span(items).last(2), plan::DeviceFacts::h200_model(), &none);
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

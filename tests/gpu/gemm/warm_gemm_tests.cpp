@@ -6,14 +6,11 @@
 //                                        only layout_cases(); grouped: only test_gemm_grouped's)
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 
-#include "api/split_k.hpp"
 #include "api/warm.hpp"
-#include "jit/runtime.hpp"
 #include "gemm_cases.hpp"
 #include "grouped_cases.hpp"
 #include "split_k_cases.hpp"
@@ -53,11 +50,16 @@ int main(int argc, char** argv) {
                                        std::tuple{128, 128, 64, false}})
     items.push_back({plan::dense_desc(m, n, k, 1, DType::kBF16, has_c), {}});
   try {
-    const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model());
-    const auto kernels = api::warm_jit_cache(specs, threads, [](size_t done, size_t total) {
-      std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
-      if (done == total) std::fputc('\n', stderr);
-    });
+    // The split-K plans' reduce kernels (one per epilogue) come with them, built after the GEMMs'.
+    std::vector<api::WarmKernel> reduces;
+    const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model(), &reduces);
+    const auto kernels = api::warm_jit_cache(
+        specs, threads,
+        [](size_t done, size_t total) {
+          std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
+          if (done == total) std::fputc('\n', stderr);
+        },
+        reduces);
     int compiled = 0, spilling = 0;
     double seconds = 0;
     for (const api::WarmedKernel& k : kernels) {
@@ -67,17 +69,6 @@ int main(int argc, char** argv) {
       compiled += !k.from_cache;
       seconds += k.compile_seconds;
       spilling += k.spill_bytes > 0;
-    }
-    // The split-K plans' reduce kernels (one per epilogue), which the GEMM warm-up does not know.
-    std::set<std::string> reduces;
-    for (const api::WarmItem& item : items) {
-      const plan::GemmPlan p = plan::plan_gemm(item.desc, plan::DeviceFacts::h200_model(), item.config);
-      if (p.k_splits <= 1) continue;
-      const jit::KernelSpec spec = api::split_k_reduce_source(p.desc);
-      if (!reduces.insert(spec.name_expression).second) continue;
-      const jit::BuildResult built = jit::Runtime::instance().build(spec);
-      std::printf("%-8s %6.2f s  regs %3d  %s\n", built.disk_hit ? "cached" : "compiled", built.compile_seconds,
-                  built.kernel.report.registers, spec.name_expression.c_str());
     }
     std::printf("%zu kernels: %d compiled (%.1f s of NVRTC, %.2f s each on average), %d with spills\n", kernels.size(),
                 compiled, seconds, compiled ? seconds / compiled : 0.0, spilling);
