@@ -78,16 +78,19 @@ struct DeviceState::Streams {
   };
   struct Stream {
     Buffer workspace;
-    int32_t counter_pair = -1;  // its pair in `counters`; -1 until a dynamic GEMM ran on it
+    int32_t counter_pair = -1;  // its pair in `counter_blocks`; -1 until a dynamic GEMM ran on it
     std::mutex launches;        // launch_lock
   };
   std::map<StreamKey, Stream> by_key;
   Buffer spare;  // made by prepare(), taken by a capturing stream without a workspace
   std::vector<void*> retired;
   uint64_t prepared_bytes = 0;
-  uint32_t* counters = nullptr;  // kPairs pairs of unit counters
+  // Unit counter pairs, zeroed, in blocks of kPairsPerBlock: a block is added when the last is
+  // taken (threads that come and go with cudaStreamPerThread each take a pair), and none is
+  // freed, as a captured graph may still count in it.
+  std::vector<uint32_t*> counter_blocks;
   uint32_t pairs_used = 0;
-  static constexpr uint32_t kPairs = 256;
+  static constexpr uint32_t kPairsPerBlock = 256;
 };
 
 namespace {
@@ -123,21 +126,41 @@ DeviceState::DeviceState(int device) : device_(device), facts_(read_facts(device
   host_mapped(record_host_, record_device_);
   host_mapped(fault_host_, fault_device_);
   streams_ = new Streams;
-  check(cudaMalloc(reinterpret_cast<void**>(&streams_->counters), Streams::kPairs * 2 * sizeof(uint32_t)),
-        "cudaMalloc");
-  check(cudaMemset(streams_->counters, 0, Streams::kPairs * 2 * sizeof(uint32_t)), "cudaMemset");
+  add_counter_block();
   // The process lives on with these: the library keeps them until exit.
+}
+
+void DeviceState::add_counter_block() {
+  constexpr size_t kBytes = Streams::kPairsPerBlock * 2 * sizeof(uint32_t);
+  uint32_t* block = nullptr;
+  check(cudaMalloc(reinterpret_cast<void**>(&block), kBytes), "cudaMalloc (unit counters)");
+  // Zero before any stream's kernel counts in it, whichever stream that is.
+  check(cudaMemset(block, 0, kBytes), "cudaMemset (unit counters)");
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (unit counters)");
+  streams_->counter_blocks.push_back(block);
 }
 
 DeviceState::UnitCounters DeviceState::unit_counters(const StreamKey& stream) {
   std::lock_guard lock(mutex_);
   Streams::Stream& st = streams_->by_key[stream];
   if (st.counter_pair < 0) {
-    if (streams_->pairs_used == Streams::kPairs)
-      throw Error("more than " + std::to_string(Streams::kPairs) + " streams ran dynamic GEMMs on one device");
+    const uint32_t per_block = Streams::kPairsPerBlock;
+    if (streams_->pairs_used == per_block * streams_->counter_blocks.size()) {
+      // A new block is an allocation, which a stream capture (this thread's or, in the global
+      // mode, any thread's) forbids.
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      check(cudaStreamIsCapturing(stream.stream, &capture), "cudaStreamIsCapturing");
+      if (capture != cudaStreamCaptureStatusNone)
+        throw Error("the GEMM's stream is being captured, and its unit counters would need a new allocation (" +
+                    std::to_string(streams_->pairs_used) +
+                    " streams have run dynamic GEMMs on this device): run one GEMM on the stream before capturing");
+      add_counter_block();
+    }
     st.counter_pair = static_cast<int32_t>(streams_->pairs_used++);
   }
-  return {streams_->counters + 2 * st.counter_pair, &st.launches};
+  const uint32_t pair = static_cast<uint32_t>(st.counter_pair);
+  return {streams_->counter_blocks[pair / Streams::kPairsPerBlock] + 2 * (pair % Streams::kPairsPerBlock),
+          &st.launches};
 }
 
 std::mutex& DeviceState::launch_lock(const StreamKey& stream) {

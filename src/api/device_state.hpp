@@ -59,6 +59,7 @@ class DeviceState {
 
  private:
   explicit DeviceState(int device);
+  void add_counter_block();  // under mutex_, or in the constructor
   int device_;
   plan::DeviceFacts facts_;
   WaitTimeoutRecord* record_host_ = nullptr;

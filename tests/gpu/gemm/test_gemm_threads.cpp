@@ -125,5 +125,44 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Streams::kPerThread, Streams::kLegacy, Streams::kOneCreated)),
     param_name);
 
+// Each stream that runs a main + companion GEMM takes a pair of unit counters, and the pairs come
+// in blocks: a server whose threads come and go with cudaStreamPerThread takes one per thread.
+// Calls on more streams than two blocks hold (256 pairs a block, in device_state.cpp) run and give
+// the bytes of the call on the legacy stream, and so do later calls on the first streams.
+TEST(GemmStreams, CompanionGemmsOnMoreStreamsThanOneCounterBlockHolds) {
+  constexpr int kStreams = 600;
+  const ThreadCase& tc = kCases[1];
+  const GemmConfig config = parse_config(tc.config);
+  DeviceMatrix a = make_matrix(DType::kBF16, tc.m, tc.k), b = make_matrix(DType::kBF16, tc.n, tc.k);
+  fill_uniform(a.view, fresh_seed());
+  fill_uniform(b.view, fresh_seed());
+  DeviceMatrix d = make_matrix(DType::kBF16, tc.m, tc.n);
+  poison(d);
+  gemm(a.view, b.view, d.view, nullptr, nullptr, config);
+  ASSERT_TRUE(all_written(d));
+  const std::vector<uint8_t> alone = bytes_of(d.view);
+  std::vector<cudaStream_t> streams(kStreams);
+  for (cudaStream_t& s : streams) TC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::string error;
+  for (int round = 0; round < 2 && error.empty(); ++round)
+    for (int i = 0; i < kStreams && error.empty(); ++i) {
+      poison(d);
+      TC_CUDA_CHECK(cudaDeviceSynchronize());
+      try {
+        gemm(a.view, b.view, d.view, streams[i], nullptr, config);
+      } catch (const std::exception& e) {
+        error = "round " + std::to_string(round) + ", stream " + std::to_string(i) + ": " + e.what();
+        break;
+      }
+      if (round == 1 || i % 97 == 0 || i == kStreams - 1) {
+        const std::vector<uint8_t> got = bytes_of(d.view);
+        if (std::memcmp(got.data(), alone.data(), got.size()) != 0)
+          error = "round " + std::to_string(round) + ", stream " + std::to_string(i) + ": not the bytes of the call alone";
+      }
+    }
+  for (cudaStream_t s : streams) TC_CUDA_CHECK(cudaStreamDestroy(s));
+  EXPECT_EQ(error, "");
+}
+
 }  // namespace
 }  // namespace tilecast::test
