@@ -154,3 +154,66 @@ def test_a_synchronous_call_waits_on_its_operands_device(monkeypatch, fake_c):
     assert fake_c.calls[-1] == ("stream_synchronize", (0, 1))
     tilecast.gemm_nt(a, b, out=out, stream=0)  # a stream given: the caller orders, no wait
     assert fake_c.calls[-1][0] == "gemm_nt"
+
+
+class FakeCupyArray:
+    """Stands for cupy.ndarray."""
+
+    device = types.SimpleNamespace(id=0)
+
+
+FakeCupyArray.__module__ = "cupy._core.core"
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """cupy with streams as contexts, and an `empty` that records the stream it allocated under."""
+    cupy = types.ModuleType("cupy")
+
+    class Stream:
+        current = []
+
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+        def __enter__(self):
+            Stream.current.append(self)
+            return self
+
+        def __exit__(self, *exc):
+            Stream.current.pop()
+
+    class Device:
+        def __init__(self, index):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+    Stream.null = Stream(0)
+    cupy.cuda = types.SimpleNamespace(Stream=Stream, ExternalStream=Stream, Device=Device,
+                                      get_current_stream=lambda: Stream.current[-1] if Stream.current else Stream.null)
+    cupy.dtype = np.dtype
+    cupy.allocated_on = []
+    cupy.empty = lambda shape, dtype: cupy.allocated_on.append(cupy.cuda.get_current_stream().ptr)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    return cupy
+
+
+def test_a_cupy_output_is_allocated_on_the_stream_the_gemm_writes_it_on(fake_cupy):
+    # CuPy's pool keeps blocks per stream: a block of the current stream, freed early, would go to
+    # that stream's next array while the GEMM still writes it on the given one.
+    a = FakeCupyArray()
+    side = fake_cupy.cuda.Stream(1234)
+    for stream, expected in ((None, 0), (side, 1234), (5678, 5678), (0, 0)):
+        plumbing = _frameworks.Plumbing(a, stream)
+        plumbing.alloc((2, 3), "float32")
+        assert fake_cupy.allocated_on[-1] == expected, stream
+        assert plumbing.stream == expected
+    with side:  # no stream given: the current one, for the allocation and the call alike
+        plumbing = _frameworks.Plumbing(a, None)
+        plumbing.alloc((2, 3), "float32")
+        assert (fake_cupy.allocated_on[-1], plumbing.stream) == (1234, 1234)

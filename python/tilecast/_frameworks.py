@@ -60,7 +60,7 @@ class Plumbing:
             self.alloc = _torch_alloc(a, stream)
             default = _torch_stream(a)
         elif fw == "cupy":
-            self.alloc = _cupy_alloc(a)
+            self.alloc = _cupy_alloc(a, stream)
             default = _cupy_stream
         elif fw in ("jax", "jaxlib"):
             # JAX cannot be told about our stream: the call waits for its inputs, runs on the legacy
@@ -120,7 +120,7 @@ def _cupy_stream() -> int:
     return cupy.cuda.get_current_stream().ptr
 
 
-def _cupy_alloc(a: Any) -> Callable[[tuple, str], Any]:
+def _cupy_alloc(a: Any, stream: Any) -> Callable[[tuple, str], Any]:
     def alloc(shape: tuple, dtype: str) -> Any:
         import cupy
 
@@ -129,9 +129,26 @@ def _cupy_alloc(a: Any) -> Callable[[tuple, str], Any]:
         except TypeError:
             raise TypeError(f"tilecast: CuPy has no {dtype} dtype here; pass out= (e.g. a torch tensor)") from None
         with cupy.cuda.Device(a.device.id):
-            return cupy.empty(shape, dtype=dt)
+            if stream is None:
+                return cupy.empty(shape, dtype=dt)
+            # CuPy's memory pool keeps blocks per stream, as torch's caching allocator does: the
+            # block goes to the stream the GEMM writes it on (see _torch_alloc).
+            with _cupy_stream_object(stream):
+                return cupy.empty(shape, dtype=dt)
 
     return alloc
+
+
+def _cupy_stream_object(stream: Any) -> Any:
+    """`stream` (a CuPy stream, a torch.cuda.Stream or a handle) as a CuPy stream of the current device."""
+    import cupy
+
+    if isinstance(stream, cupy.cuda.Stream):
+        return stream
+    handle = stream_handle(stream)
+    if handle == 0:
+        return cupy.cuda.Stream.null
+    return cupy.cuda.ExternalStream(handle)
 
 
 def _dlpack_device_id(a: Any) -> int:
