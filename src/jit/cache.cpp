@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "jit/env.hpp"
@@ -106,6 +108,9 @@ std::optional<size_t> parse_size(std::optional<std::string_view> text) {
   return v;
 }
 
+// A writer's temporary (temp_name): ".<final name>.tmp.<pid>.<counter>.<random>".
+bool is_temporary(const std::string& name) { return !name.empty() && name[0] == '.' && name.find(".tmp.") != std::string::npos; }
+
 std::string payload_hash(std::string_view log, std::string_view cubin) {
   Fnv128 h;
   h.field("log", log);
@@ -195,6 +200,27 @@ void DiskCache::store(const Hash128& key, const CompiledKernel& kernel, const Ke
   write_atomically(dir, hex + ".cu", cu.str());
 
   if (with_cubin_file) write_atomically(dir, hex + ".cubin", kernel.cubin);
+  sweep_temporaries();
+}
+
+void DiskCache::sweep_temporaries() const {
+  // A writer killed between its write and its rename leaves its temporary behind; no one renames
+  // it later. One an hour old is no live writer's (a write takes milliseconds). Once per process
+  // and folder: a sweep lists the folder.
+  static std::mutex mutex;
+  static std::set<fs::path> swept;
+  {
+    std::lock_guard lock(mutex);
+    if (!swept.insert(folder()).second) return;
+  }
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(folder(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (!is_temporary(it->path().filename().string())) continue;
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(it->path(), time_ec);
+    if (!time_ec && now - written > kStaleTemporary) fs::remove(it->path(), time_ec);  // another sweep may race
+  }
 }
 
 }  // namespace tilecast::jit

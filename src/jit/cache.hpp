@@ -5,9 +5,11 @@
 //   <dir>/v1/<key>.cubin   only with TILECAST_JIT_DEBUG>=2, for cuobjdump -sass
 // Each file is written to a unique temporary in the same folder, fsynced and renamed over the
 // final name, so concurrent writers of one key leave one whole file and readers never see a torn
-// one. Nothing in an entry or its name depends on the folder's path: a copied folder still hits.
+// one; a killed writer's temporary is removed by a later first store, once an hour old. Nothing in
+// an entry or its name depends on the folder's path: a copied folder still hits.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -32,11 +34,16 @@ class DiskCache {
   std::optional<CompiledKernel> load(const Hash128& key) const;
 
   // Writes the entry (and the readable .cu) atomically. Throws tilecast::Error on I/O failure.
+  // The first store of a process into a folder also removes writers' temporaries older than
+  // kStaleTemporary (sweep_temporaries).
   void store(const Hash128& key, const CompiledKernel& kernel, const KernelSpec& spec,
              bool with_cubin_file = false) const;
 
+  static constexpr std::chrono::hours kStaleTemporary{1};
+
  private:
   std::filesystem::path folder() const;
+  void sweep_temporaries() const;
   std::filesystem::path dir_;
 };
 

@@ -170,6 +170,26 @@ TEST(JitCache, EntryWithWrappingSizesIsAMiss) {
   EXPECT_FALSE(loaded.has_value());
 }
 
+// A writer killed between write and rename leaves its temporary: the next process's first store
+// removes it once it is an hour old, and leaves a live writer's (fresh) and other files alone.
+TEST(JitCache, AKilledWritersTemporaryIsRemovedOnceStale) {
+  test::ScopedEnv quiet("TILECAST_JIT_DEBUG", std::nullopt);  // level 2 adds a .cubin file
+  TempDir dir;
+  const fs::path folder = dir.path() / "v1";
+  fs::create_directories(folder);
+  const auto make = [&](const std::string& name, std::chrono::hours age) {
+    std::ofstream(folder / name) << "partial";
+    fs::last_write_time(folder / name, fs::file_time_type::clock::now() - age);
+  };
+  make(".0123.tcjit.tmp.4242.0.9f3a", std::chrono::hours(2));  // killed long ago
+  make(".0123.cu.tmp.4243.1.77b1", std::chrono::hours(0));     // a writer still at work
+  make("notes.txt", std::chrono::hours(2));                    // not the cache's
+  const BuildResult built = build_kernel(Compiler(), DiskCache(dir.path()), test::add_spec(5));
+  EXPECT_FALSE(built.disk_hit);
+  EXPECT_EQ(files_in(folder), (std::vector<std::string>{".0123.cu.tmp.4243.1.77b1", built.key.hex() + ".cu",
+                                                         built.key.hex() + ".tcjit", "notes.txt"}));
+}
+
 TEST(JitCache, DisabledCacheCompilesEveryTime) {
   const DiskCache none{fs::path()};
   EXPECT_FALSE(none.enabled());
