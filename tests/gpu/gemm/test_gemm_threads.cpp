@@ -146,6 +146,7 @@ TEST(GemmStreams, CompanionGemmsOnMoreStreamsThanOneCounterBlockHolds) {
   std::string error;
   for (int round = 0; round < 2 && error.empty(); ++round)
     for (int i = 0; i < kStreams && error.empty(); ++i) {
+      TC_CUDA_CHECK(cudaDeviceSynchronize());  // the last call, on a non-blocking stream, is done
       poison(d);
       TC_CUDA_CHECK(cudaDeviceSynchronize());
       try {
