@@ -143,7 +143,7 @@ def _cupy_stream_object(stream: Any) -> Any:
     """`stream` (a CuPy stream, a torch.cuda.Stream or a handle) as a CuPy stream of the current device."""
     import cupy
 
-    if isinstance(stream, cupy.cuda.Stream):
+    if isinstance(stream, (cupy.cuda.Stream, cupy.cuda.ExternalStream)):
         return stream
     handle = stream_handle(stream)
     if handle == 0:
