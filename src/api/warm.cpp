@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -38,6 +39,11 @@ std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, con
     if (std::find_if(others->begin(), others->end(), same) == others->end()) others->push_back(std::move(reduce));
   }
   return specs;
+}
+
+void progress_on_stderr(size_t done, size_t total) {
+  std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
+  if (done == total) std::fputc('\n', stderr);
 }
 
 std::string describe_kernel(const GemmKernelSpec& s) {

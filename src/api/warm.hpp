@@ -50,6 +50,10 @@ std::vector<GemmKernelSpec> kernels_to_warm(std::span<const WarmItem> items, con
 // One line per kernel spec: "128x256 st4 c2x1 bf16 +C normal static".
 std::string describe_kernel(const GemmKernelSpec& spec);
 
+// A progress callback for warm_jit_cache: "[done/total kernels]" over itself on stderr, a newline
+// at the end.
+void progress_on_stderr(size_t done, size_t total);
+
 // Builds `specs`, then `others`, with `threads` threads into the process's JIT disk cache.
 // `progress`, if given, is called after each kernel (done, total) from the worker threads, one at
 // a time.

@@ -104,13 +104,7 @@ int main(int argc, char** argv) {
     std::printf("tilecast-warm: %zu problems, %zu distinct kernels, %u threads, device %s\n", items.size(),
                 specs.size() + others.size(), threads, device.c_str());
     std::fflush(stdout);
-    const auto kernels = api::warm_jit_cache(
-        specs, threads,
-        [](size_t done, size_t total) {
-          std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
-          if (done == total) std::fputc('\n', stderr);
-        },
-        others);
+    const auto kernels = api::warm_jit_cache(specs, threads, api::progress_on_stderr, others);
     double seconds = 0;
     int compiled = 0, spilling = 0, unreported = 0;
     for (const api::WarmedKernel& k : kernels) {

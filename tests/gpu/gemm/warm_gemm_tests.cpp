@@ -53,13 +53,7 @@ int main(int argc, char** argv) {
     // The split-K plans' reduce kernels (one per epilogue) come with them, built after the GEMMs'.
     std::vector<api::WarmKernel> reduces;
     const auto specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model(), &reduces);
-    const auto kernels = api::warm_jit_cache(
-        specs, threads,
-        [](size_t done, size_t total) {
-          std::fprintf(stderr, "\r[%zu/%zu kernels]", done, total);
-          if (done == total) std::fputc('\n', stderr);
-        },
-        reduces);
+    const auto kernels = api::warm_jit_cache(specs, threads, api::progress_on_stderr, reduces);
     int compiled = 0, spilling = 0;
     double seconds = 0;
     for (const api::WarmedKernel& k : kernels) {
