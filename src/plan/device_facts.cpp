@@ -173,6 +173,19 @@ DeviceFacts DeviceFacts::h100_pcie_model() {
                          .sm_clock_khz = 1755000, .memory_clock_khz = 1593000, .memory_bus_bits = 5120});
 }
 
+// H100 SXM (datasheet): the H200's die and SM count (132 SMs, 66 TPCs) with 50 MiB of L2 and
+// 80 GB of HBM3 at 2619 MHz on 5120 bits (3.35 TB/s by the formula and on the datasheet); the
+// 1980 MHz peak SM clock our H100 runs reported. Clusters: the H200's counts from the occupancy
+// API (the same GPC layout), not an even spread.
+DeviceFacts DeviceFacts::h100_sxm_model() {
+  DeviceAttributes a = h200_attributes();
+  a.name = "NVIDIA H100 SXM (model)";
+  a.l2_bytes = 50ull << 20;
+  a.memory_clock_khz = 2619000;
+  a.memory_bus_bits = 5120;
+  return derive_facts(a);
+}
+
 // H20 (datasheet): 78 SMs (39 TPCs), 60 MiB L2, 96 GB HBM3 at 4.0 TB/s (assumed six stacks on
 // 6144 bits at the H100 SXM's 2619 MHz: 4.02 TB/s by the formula), 148 TFLOPS dense BF16 (the
 // tensor cut of kTensorCuts). Its peak SM clock is assumed the H200's 1980 MHz. Clusters: 39 TPCs
@@ -193,10 +206,11 @@ DeviceFacts DeviceFacts::b200_model() {
 
 DeviceFacts device_model(const std::string& name) {
   if (name == "h200") return DeviceFacts::h200_model();
+  if (name == "h100-sxm") return DeviceFacts::h100_sxm_model();
   if (name == "h100-pcie") return DeviceFacts::h100_pcie_model();
   if (name == "h20") return DeviceFacts::h20_model();
   if (name == "b200") return DeviceFacts::b200_model();
-  throw Error("device model '" + name + "' is not h200, h100-pcie, h20 or b200");
+  throw Error("device model '" + name + "' is not h200, h100-sxm, h100-pcie, h20 or b200");
 }
 
 std::string describe_facts(const DeviceFacts& f) {

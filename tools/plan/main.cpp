@@ -6,7 +6,7 @@
 //   tilecast-plan M N K --mgrouped G [--row-index]   M rows of G experts in all (tilecast/grouped.hpp)
 //   tilecast-plan M N K --masked G --expected E     G experts of max_m = M rows, E expected
 //   tilecast-plan M N K --kgrouped G [--with-c]      G groups over K columns in all (--with-c: accumulate)
-//   [--device h200|h100-pcie|h20|b200] [--arch sm90|sm100] [--facts]   anywhere on the line
+//   [--device h200|h100-sxm|h100-pcie|h20|b200] [--arch sm90|sm100] [--facts]   anywhere on the line
 //
 // Without a GPU (or with one) the device is a model of DeviceFacts: the H200's unless --device
 // names another, or --arch sm100 (plans only: the B200 model). --facts prints how its rates were
@@ -33,7 +33,7 @@ int usage() {
                "  --config takes GemmConfig's fields, e.g. block=128x256x64,stages=4,cluster=2x1,multicast_b=0\n"
                "  grouped: M is all experts' rows (--mgrouped), max_m (--masked) or the rows of each result\n"
                "  (--kgrouped, K the groups' columns in all, --with-c accumulating); planned from sizes alone\n"
-               "  --device h200|h100-pcie|h20|b200 (a model; default h200), --arch sm90|sm100 (sm100: plans only,\n"
+               "  --device h200|h100-sxm|h100-pcie|h20|b200 (a model; default h200), --arch sm90|sm100 (sm100: plans only,\n"
                "  on the b200 model unless --device says), --facts (how the device's rates were derived)\n");
   return 2;
 }

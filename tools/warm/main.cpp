@@ -6,7 +6,7 @@
 // --device names the model of the one the cache is for (default h200), as tilecast-plan's does.
 //
 //   tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]
-//                 [--cluster-compare] [--threads N] [--device h200|h100-pcie|h20]
+//                 [--cluster-compare] [--threads N] [--device h200|h100-sxm|h100-pcie|h20]
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -24,7 +24,7 @@ using namespace tilecast;
 int usage() {
   std::fprintf(stderr,
                "usage: tilecast-warm [--suite a,b] [--shape m,n,k[,b]] [--out bf16|fp32] [--with-c] [--config k=v,...]\n"
-               "                     [--cluster-compare] [--threads N] [--device h200|h100-pcie|h20]\n"
+               "                     [--cluster-compare] [--threads N] [--device h200|h100-sxm|h100-pcie|h20]\n"
                "  suites: the bench's (default, all, dense, m4096, m128, mgrouped, masked, kgrouped, deepseek-v3, ...);\n"
                "  default: default. --device: the model of the GPU the cache is for (default h200)\n");
   return 2;

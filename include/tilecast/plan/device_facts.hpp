@@ -53,6 +53,7 @@ struct DeviceFacts {
 
   // The models below (attributes in device_facts.cpp, each figure's source beside it).
   static DeviceFacts h200_model();       // our H200: every figure measured or read on it
+  static DeviceFacts h100_sxm_model();   // the H200's attributes with the H100 SXM's L2 and HBM
   static DeviceFacts h100_pcie_model();  // datasheet figures; clusters from an assumed GPC layout
   static DeviceFacts h20_model();        // datasheet figures; tensor rate cut to a quarter
   static DeviceFacts b200_model();       // SM100, plan-only; datasheet figures, assumed GPCs

@@ -58,6 +58,18 @@ TEST(DeviceFacts, H100PcieLandsNearItsDatasheet) {
   EXPECT_EQ(f.max_active_clusters, (ResidentClusters{114, 57, 25, 9}));
 }
 
+TEST(DeviceFacts, H100SxmIsTheH200WithLessL2AndSlowerHbm) {
+  const DeviceFacts f = DeviceFacts::h100_sxm_model(), h200 = DeviceFacts::h200_model();
+  EXPECT_EQ(f.num_sms, 132u);
+  EXPECT_EQ(f.l2_bytes, 50ull << 20);
+  EXPECT_NEAR(f.peak_bf16_tflops, kH200DatasheetTflops, 0.1) << "the same SMs at the same clocks";
+  // HBM3: 2619 MHz x 5120 bits x 2 = 3.35 TB/s by the formula (the datasheet's figure), of which a
+  // copy gets the H200's share.
+  EXPECT_NEAR(f.hbm_tb_per_s, 3.352 * 4.2 / kH200FormulaTbPerS, 0.01);
+  EXPECT_EQ(f.l2_tb_per_s, h200.l2_tb_per_s);
+  EXPECT_EQ(f.max_active_clusters, h200.max_active_clusters);
+}
+
 TEST(DeviceFacts, H20SeesItsCutTensorRate) {
   const DeviceFacts f = DeviceFacts::h20_model();
   EXPECT_EQ(f.num_sms, 78u);
@@ -141,6 +153,7 @@ TEST(DeviceFacts, ClustersFromGpcsCountWholeClustersPerGpc) {
 
 TEST(DeviceFacts, ModelsByNameAndTheirDerivationIsPrinted) {
   EXPECT_EQ(device_model("h20").num_sms, 78u);
+  EXPECT_EQ(device_model("h100-sxm").l2_bytes, 50ull << 20);
   EXPECT_EQ(device_model("b200").arch, Arch::kSM100);
   std::string e;
   try {
@@ -148,7 +161,7 @@ TEST(DeviceFacts, ModelsByNameAndTheirDerivationIsPrinted) {
   } catch (const Error& err) {
     e = err.what();
   }
-  EXPECT_NE(e.find("'a100' is not h200, h100-pcie, h20 or b200"), std::string::npos) << e;
+  EXPECT_NE(e.find("'a100' is not h200, h100-sxm, h100-pcie, h20 or b200"), std::string::npos) << e;
   const std::string text = describe_facts(DeviceFacts::h20_model());
   EXPECT_NE(text.find("78 SMs x 1024 FLOP/clock"), std::string::npos) << text;
   EXPECT_NE(text.find("copy efficiency measured on the H200"), std::string::npos) << text;
