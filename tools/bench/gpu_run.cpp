@@ -214,8 +214,8 @@ int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunI
     std::vector<ProblemSweep> sweeps;
     std::optional<SweepProgress> progress;
     if (o.sweep) {
-      sweeps = plan_sweeps(problems, o.config, o.sweep_limit, plan::DeviceFacts::h200_model());
-      warm_sweep_kernels(problems, sweeps, o.config);
+      sweeps = plan_sweeps(problems, o.config, o.sweep_limit, info.facts);
+      warm_sweep_kernels(problems, sweeps, o.config, info.facts);
       size_t total = 0;
       for (const ProblemSweep& s : sweeps) total += s.skipped.empty() ? s.sweep.configs.size() : 0;
       run.sweeps = &sweeps;
@@ -224,7 +224,7 @@ int run_on_gpu(const Options& o, const std::vector<BenchProblem>& problems, RunI
 
     std::fputs(table_header().c_str(), stdout);
     for (size_t i = 0; i < problems.size(); ++i) {
-      if (o.show_plan) std::fputs(plan_report(problems[i], o.config, info.peaks).c_str(), stdout);
+      if (o.show_plan) std::fputs(plan_report(problems[i], o.config, info.facts, info.peaks).c_str(), stdout);
       run.problem(problems[i], i);
       if (!run.fatal.empty()) {
         std::printf("CUDA context lost (%s): stopping after %zu of %zu problems\n", run.fatal.c_str(), i + 1,

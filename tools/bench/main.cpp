@@ -4,6 +4,9 @@
 #include <exception>
 #include <string>
 
+#include <cuda_runtime.h>
+
+#include "api/device_state.hpp"
 #include "gemm_config.hpp"
 #include "gpu_run.hpp"
 #include "machine_info.hpp"
@@ -12,6 +15,22 @@
 #include "report.hpp"
 #include "sweep.hpp"
 #include "tilecast_test/fill.hpp"
+
+namespace {
+
+// The facts tilecast::gemm plans with on `device`, or the H200 model (and why, on stderr) where
+// they cannot be read: a GPU that is not SM90 still prints plans.
+tilecast::plan::DeviceFacts planning_facts(int device) {
+  try {
+    if (cudaSetDevice(device) != cudaSuccess) throw tilecast::Error("cudaSetDevice failed");
+    return tilecast::api::DeviceState::current().facts();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilecast-bench: planning with the H200 model: the device's facts: %s\n", e.what());
+    return tilecast::plan::DeviceFacts::h200_model();
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tilecast::bench;
@@ -31,7 +50,8 @@ int main(int argc, char** argv) {
 
   RunInfo info;
   info.machine = probe_machine(argc, argv, o.device);
-  info.peaks = default_peaks();
+  if (info.machine.has_gpu) info.facts = planning_facts(o.device);
+  info.peaks = peaks_of(info.facts);
   if (o.peak_tflops > 0) {
     info.peaks.tflops = o.peak_tflops;
     info.peaks.source = "command line";
@@ -60,9 +80,9 @@ int main(int argc, char** argv) {
 
   if (!info.machine.has_gpu || o.plan_only) {
     if (o.sweep) {
-      std::fputs(sweep_listing(problems, o.config, o.sweep_limit, tilecast::plan::DeviceFacts::h200_model()).c_str(), stdout);
+      std::fputs(sweep_listing(problems, o.config, o.sweep_limit, info.facts).c_str(), stdout);
     } else {
-      for (const BenchProblem& p : problems) std::fputs(plan_report(p, o.config, info.peaks).c_str(), stdout);
+      for (const BenchProblem& p : problems) std::fputs(plan_report(p, o.config, info.facts, info.peaks).c_str(), stdout);
     }
     info.note = info.machine.has_gpu ? "--plan-only: printed plans only" : "no GPU found: printed plans only";
     std::printf("%s\n", info.note.c_str());

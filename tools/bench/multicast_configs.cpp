@@ -131,17 +131,4 @@ TrafficModel traffic_model(const BenchProblem& p, const GemmConfig& cfg, const p
   return t;
 }
 
-plan::DeviceFacts mcast_facts(int sm_count, const std::string& gpu_name) {
-  plan::DeviceFacts f = plan::DeviceFacts::h200_model();
-  if (sm_count > 0 && static_cast<uint32_t>(sm_count) != f.num_sms) {
-    // Another GPU: its SM count, and resident clusters scaled as the H200's (the API probes them;
-    // here they only size the grid the model counts bytes for).
-    const double scale = static_cast<double>(sm_count) / f.num_sms;
-    f.num_sms = static_cast<uint32_t>(sm_count);
-    for (uint32_t& c : f.max_active_clusters) c = static_cast<uint32_t>(c * scale);
-    f.name = gpu_name;
-  }
-  return f;
-}
-
 }  // namespace tilecast::bench

@@ -47,8 +47,4 @@ struct TrafficModel {
 };
 TrafficModel traffic_model(const BenchProblem& p, const GemmConfig& cfg, const plan::DeviceFacts& facts);
 
-// The facts the model uses on a machine: the H200 model, with the SM count read off the device
-// when it differs (0: none read) and resident clusters scaled with it.
-plan::DeviceFacts mcast_facts(int sm_count, const std::string& gpu_name);
-
 }  // namespace tilecast::bench

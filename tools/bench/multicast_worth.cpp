@@ -40,7 +40,7 @@ class Runner {
   Runner(const Options& o, RunInfo& info)
       : o_(o),
         info_(info),
-        facts_(mcast_facts(info.machine.has_gpu ? info.machine.sm_count : 0, info.machine.gpu_name)) {}
+        facts_(info.facts) {}
 
   int run(const std::vector<BenchProblem>& problems) {
     TC_CUDA_CHECK(cudaSetDevice(o_.device));

@@ -34,11 +34,12 @@ std::string header(const BenchProblem& p, const Peaks& peaks) {
 
 }  // namespace
 
-std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const Peaks& peaks) {
+std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const plan::DeviceFacts& facts,
+                        const Peaks& peaks) {
   std::string s = header(p, peaks);
   try {
     const plan::GemmDesc desc = problem_desc(p);  // grouped: planned from sizes alone, as the call is
-    std::istringstream table(plan::format_plans(plan::rank_plans(desc, plan::DeviceFacts::h200_model(), cfg), 4));
+    std::istringstream table(plan::format_plans(plan::rank_plans(desc, facts, cfg), 4));
     for (std::string line; std::getline(table, line);) s += "   " + line + "\n";
   } catch (const std::exception& e) {
     s += std::string("   planning failed: ") + e.what() + "\n";

@@ -1,5 +1,5 @@
 // What the bench prints without a GPU (or with --plan-only): each problem's size and roofline,
-// then the planner's plan (plan::format_plans, the printer tilecast-plan uses too).
+// then the planner's plan on `facts` (plan::format_plans, the printer tilecast-plan uses too).
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@
 
 namespace tilecast::bench {
 
-std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const Peaks& peaks);
+std::string plan_report(const BenchProblem& p, const GemmConfig& cfg, const plan::DeviceFacts& facts,
+                        const Peaks& peaks);
 
 }  // namespace tilecast::bench

@@ -58,6 +58,10 @@ void finish(Measurement& m, const BenchProblem& p, const Roofline& r);
 
 struct RunInfo {
   MachineInfo machine;
+  // What the planner knows of the device the rows run on: the facts tilecast::gemm plans with
+  // there (read from the GPU), or the H200 model where no GPU runs them. The sweep's configs, the
+  // plans printed and the multicast traffic model come from these, as the roofline's peaks do.
+  plan::DeviceFacts facts = plan::DeviceFacts::h200_model();
   Peaks peaks;
   int warmup = 0, iters = 0;
   double min_ms = 0;  // --min-ms: rounds added until the loop lasts this long

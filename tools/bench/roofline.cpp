@@ -4,14 +4,15 @@
 
 namespace tilecast::bench {
 
-Peaks default_peaks() {
+Peaks peaks_of(const plan::DeviceFacts& f) {
   Peaks p;
-  const plan::DeviceFacts f = plan::DeviceFacts::h200_model();
   p.tflops = f.peak_bf16_tflops;
   p.tb_per_s = f.hbm_tb_per_s;
-  p.source = "DeviceFacts::h200_model() (" + f.name + ")";
+  p.source = "DeviceFacts of " + f.name;
   return p;
 }
+
+Peaks default_peaks() { return peaks_of(plan::DeviceFacts::h200_model()); }
 
 Roofline roofline_of(const BenchProblem& p, const Peaks& peaks) {
   Roofline r;

@@ -1,11 +1,13 @@
 // The roofline a row is measured against: time = max(FLOPs / peak, bytes / HBM bandwidth), with
-// bytes = A + B + D (+ C) moved once. Peaks from tilecast::plan::DeviceFacts (the H200 model:
-// 989 TFLOPS dense BF16, 4.2 TB/s measured copy) unless overridden on the command line.
+// bytes = A + B + D (+ C) moved once. Peaks from tilecast::plan::DeviceFacts (the device's own
+// where a GPU runs the rows; the H200 model, 989 TFLOPS dense BF16 and 4.2 TB/s measured copy,
+// where none does) unless overridden on the command line.
 #pragma once
 
 #include <string>
 
 #include "suites.hpp"
+#include "tilecast/plan/device_facts.hpp"
 
 namespace tilecast::bench {
 
@@ -15,7 +17,8 @@ struct Peaks {
   std::string source = "built-in H200 figures";
 };
 
-Peaks default_peaks();
+Peaks peaks_of(const plan::DeviceFacts& f);
+Peaks default_peaks();  // the H200 model's
 
 struct Roofline {
   double compute_us = 0, memory_us = 0;

@@ -11,7 +11,7 @@
 namespace tilecast::bench {
 
 void warm_sweep_kernels(const std::vector<BenchProblem>& problems, const std::vector<ProblemSweep>& sweeps,
-                        const GemmConfig& base) {
+                        const GemmConfig& base, const plan::DeviceFacts& facts) {
   std::vector<api::WarmItem> items;
   for (size_t i = 0; i < problems.size() && i < sweeps.size(); ++i)
     if (sweeps[i].skipped.empty())
@@ -20,7 +20,7 @@ void warm_sweep_kernels(const std::vector<BenchProblem>& problems, const std::ve
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   try {
     std::vector<api::WarmKernel> others;
-    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, plan::DeviceFacts::h200_model(), &others);
+    const std::vector<GemmKernelSpec> specs = api::kernels_to_warm(items, facts, &others);
     std::fprintf(stderr, "[sweep] compiling %zu kernels with %u threads (cached ones load at once)\n",
                  specs.size() + others.size(), threads);
     const auto t0 = std::chrono::steady_clock::now();

@@ -11,11 +11,12 @@
 
 namespace tilecast::bench {
 
-// Compiles every kernel the sweeps' timed configs launch (base included) into the JIT disk cache
+// Compiles every kernel the sweeps' timed configs launch (base included; planned on `facts`, as
+// the calls will be) into the JIT disk cache
 // with one thread per core, a progress line on stderr. A kernel that fails here fails again in
 // its config's call, which reports it; so this only warns.
 void warm_sweep_kernels(const std::vector<BenchProblem>& problems, const std::vector<ProblemSweep>& sweeps,
-                        const GemmConfig& base);
+                        const GemmConfig& base, const plan::DeviceFacts& facts);
 
 // Configs done / total with the elapsed time and an ETA, redrawn on one stderr line.
 class SweepProgress {

@@ -292,5 +292,18 @@ TEST(BenchMcastReport, TheFlushedTimingsComeInTheBenchsColumns) {
   EXPECT_NE(md.find("| mcast | " + a.label() + " | cluster=2x1 | 200.0 |"), std::string::npos) << md;
 }
 
+// The roofline is the device's: on an H100 SXM's facts a memory-bound row's roofline time is the
+// H200's scaled by their HBM rates, a compute-bound one's unchanged.
+TEST(BenchRoofline, PeaksComeFromTheDevicesFacts) {
+  const Peaks h200 = default_peaks(), h100 = peaks_of(plan::DeviceFacts::h100_sxm_model());
+  EXPECT_EQ(h200.tb_per_s, plan::DeviceFacts::h200_model().hbm_tb_per_s);
+  EXPECT_NE(h100.source.find("H100 SXM"), std::string::npos) << h100.source;
+  const BenchProblem memory_bound = parse_shape("128,7168,16384"), compute_bound = parse_shape("8192,8192,8192");
+  const Roofline m200 = roofline_of(memory_bound, h200), m100 = roofline_of(memory_bound, h100);
+  EXPECT_STREQ(m100.bound(), "memory");
+  EXPECT_NEAR(m100.time_us() / m200.time_us(), h200.tb_per_s / h100.tb_per_s, 1e-9);
+  EXPECT_DOUBLE_EQ(roofline_of(compute_bound, h100).time_us(), roofline_of(compute_bound, h200).time_us());
+}
+
 }  // namespace
 }  // namespace tilecast::bench

@@ -169,16 +169,6 @@ TEST(McastSuite, OtherProblemsTakeThePlannersTileAt1x1) {
   EXPECT_EQ(t.block_n, pl.main.kernel.block_n);
 }
 
-TEST(McastFacts, ReadSmCountReplacesTheModels) {
-  EXPECT_EQ(mcast_facts(0, "").num_sms, kH200.num_sms);
-  EXPECT_EQ(mcast_facts(132, "NVIDIA H200").max_active_clusters, kH200.max_active_clusters);
-  const plan::DeviceFacts h100_pcie = mcast_facts(114, "NVIDIA H100 PCIe");
-  EXPECT_EQ(h100_pcie.num_sms, 114u);
-  EXPECT_EQ(h100_pcie.name, "NVIDIA H100 PCIe");
-  EXPECT_EQ(h100_pcie.max_active_clusters[0], 114u);
-  EXPECT_LE(h100_pcie.max_active_clusters[2] * 4, 114u);
-}
-
 TEST(EnergyLoop, SizedByTheWindowAndBounded) {
   EXPECT_EQ(gemms_for(2.0, 50.0, 2000000), 40000);
   EXPECT_EQ(gemms_for(2.0, 1641.0, 2000000), 1219);  // 8192^3: ceil(2e6 / 1641)
