@@ -1,6 +1,9 @@
 // NCCL as the metadata carrier for one process per GPU.
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tilecast/comm/rendezvous.hpp"
@@ -18,14 +21,55 @@ void check_cuda(cudaError_t e, const char* what) {
   throw Error(std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
-NcclRendezvous::NcclRendezvous(ncclComm_t comm, int device, cudaStream_t stream)
-    : comm_(comm), device_(device), stream_(stream) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// How often a wait asks NCCL and the stream: metadata moves at setup, where 100 us is nothing.
+constexpr auto kPollInterval = std::chrono::microseconds(100);
+
+void check_timeout(double timeout_s) {
+  if (!(timeout_s > 0) || timeout_s > kMaxRendezvousTimeoutS)
+    throw Error("NcclRendezvous: the timeout of " + std::to_string(timeout_s) + " s is not above 0 and at most a week");
+}
+
+// Polls `comm` until it is out of ncclInProgress and `done` says the operation `what` finished.
+// On an NCCL error or past `timeout_s`, aborts the communicator if `owned` (which also ends its
+// kernels still waiting on the device) and throws.
+void wait_on(ncclComm_t comm, bool owned, double timeout_s, int rank, int size, const char* what,
+             const std::function<bool()>& done) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  const auto fail = [&](const std::string& why) {
+    if (owned) ncclCommAbort(comm);
+    throw Error("NcclRendezvous rank " + std::to_string(rank) + " of " + std::to_string(size) + ": " + what + " " + why +
+                (owned ? "; the communicator was aborted" : "; the caller's communicator is left as it is (ncclCommAbort it)"));
+  };
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t asked = ncclCommGetAsyncError(comm, &state);
+    if (asked != ncclSuccess) fail(std::string("could not be followed: ncclCommGetAsyncError: ") + ncclGetErrorString(asked));
+    if (state != ncclSuccess && state != ncclInProgress) fail(std::string("failed: ") + ncclGetErrorString(state));
+    if (state == ncclSuccess && done()) return;
+    if (Clock::now() >= deadline) {
+      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+      fail("did not finish within " + std::to_string(waited) + " s (a rank that died or never joined)");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace
+
+NcclRendezvous::NcclRendezvous(ncclComm_t comm, int device, cudaStream_t stream, double timeout_s)
+    : comm_(comm), device_(device), stream_(stream), timeout_s_(timeout_s) {
   if (comm == nullptr) throw Error("NcclRendezvous: null communicator");
+  check_timeout(timeout_s);
   check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
   check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
 }
 
-std::unique_ptr<NcclRendezvous> NcclRendezvous::create(Rendezvous& bootstrap, int device) {
+std::unique_ptr<NcclRendezvous> NcclRendezvous::create(Rendezvous& bootstrap, int device, double timeout_s) {
+  check_timeout(timeout_s);
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
@@ -43,11 +87,32 @@ std::unique_ptr<NcclRendezvous> NcclRendezvous::create(Rendezvous& bootstrap, in
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   bootstrap.broadcast(&id, sizeof id, 0);
+  return join(id, bootstrap.size(), bootstrap.rank(), device, timeout_s);
+}
+
+std::unique_ptr<NcclRendezvous> NcclRendezvous::join(const ncclUniqueId& id, int size, int rank, int device,
+                                                     double timeout_s) {
+  check_timeout(timeout_s);
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // returns at once; wait_on below is the wait, with a deadline
   ncclComm_t comm = nullptr;
-  check_nccl(ncclCommInitRank(&comm, bootstrap.size(), id, bootstrap.rank()), "ncclCommInitRank");
-  auto r = std::make_unique<NcclRendezvous>(comm, device, nullptr);
-  r->owns_comm_ = true;
-  return r;
+  ncclUniqueId copy = id;
+  const ncclResult_t r = ncclCommInitRankConfig(&comm, size, copy, rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    if (comm != nullptr) ncclCommAbort(comm);
+    check_nccl(r, "ncclCommInitRankConfig");
+  }
+  wait_on(comm, true, timeout_s, rank, size, "ncclCommInitRank", [] { return true; });
+  std::unique_ptr<NcclRendezvous> made;
+  try {
+    made = std::make_unique<NcclRendezvous>(comm, device, nullptr, timeout_s);
+  } catch (...) {
+    ncclCommAbort(comm);
+    throw;
+  }
+  made->owns_comm_ = true;
+  return made;
 }
 
 NcclRendezvous::~NcclRendezvous() {
@@ -57,6 +122,7 @@ NcclRendezvous::~NcclRendezvous() {
 
 void NcclRendezvous::allgather(const void* in, void* out, size_t bytes) {
   if (bytes == 0) return;
+  if (comm_ == nullptr) throw Error("NcclRendezvous: the communicator was aborted by an earlier timeout or error");
   check_cuda(cudaSetDevice(device_), "cudaSetDevice");
   const size_t total = bytes * static_cast<size_t>(size_ + 1);  // the input sits after the output
   if (total > staging_bytes_) {
@@ -69,7 +135,23 @@ void NcclRendezvous::allgather(const void* in, void* out, size_t bytes) {
   char* dev_out = static_cast<char*>(staging_);
   char* dev_in = dev_out + bytes * static_cast<size_t>(size_);
   check_cuda(cudaMemcpyAsync(dev_in, in, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
-  check_nccl(ncclAllGather(dev_in, dev_out, bytes, ncclUint8, comm_, stream_), "ncclAllGather");
+  // A non-blocking communicator (ours) may answer ncclInProgress: the wait below covers it.
+  const ncclResult_t r = ncclAllGather(dev_in, dev_out, bytes, ncclUint8, comm_, stream_);
+  if (r != ncclSuccess && r != ncclInProgress) check_nccl(r, "ncclAllGather");
+  // The wait comes before the copy out: a copy into pageable memory returns only once done, so
+  // queued behind an all-gather that never ends it would hang where no deadline reaches.
+  const auto stream_done = [this] {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaErrorNotReady) return false;
+    check_cuda(e, "cudaStreamQuery (rendezvous)");
+    return true;
+  };
+  try {
+    wait_on(comm_, owns_comm_, timeout_s_, rank_, size_, "ncclAllGather", stream_done);
+  } catch (...) {
+    if (owns_comm_) comm_ = nullptr;  // aborted
+    throw;
+  }
   check_cuda(cudaMemcpyAsync(out, dev_out, bytes * static_cast<size_t>(size_), cudaMemcpyDeviceToHost, stream_),
              "cudaMemcpyAsync");
   check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (rendezvous)");

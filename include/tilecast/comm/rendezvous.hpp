@@ -82,13 +82,21 @@ class SocketRendezvous final : public Rendezvous {
   std::vector<int> peers_;  // rank 0: a connection per rank (index 0 unused); others: [0] = rank 0
 };
 
+// Every wait on NCCL gives up after timeout_s with a tilecast::Error naming the call, the rank and
+// the time waited (a rank that died or never joined would otherwise hang the rest).
 class NcclRendezvous final : public Rendezvous {
  public:
-  // Uses an existing communicator (not owned); `stream` carries the all-gathers.
-  NcclRendezvous(ncclComm_t comm, int device, cudaStream_t stream = nullptr);
+  // Uses an existing communicator (not owned); `stream` carries the all-gathers. An all-gather
+  // that times out throws and leaves the communicator to its owner (ncclCommAbort frees the
+  // stream's stuck kernel).
+  NcclRendezvous(ncclComm_t comm, int device, cudaStream_t stream = nullptr, double timeout_s = 120.0);
   // Creates a communicator over `bootstrap` (which carries the unique id). Refuses, with a clear
   // error, ranks that share a GPU: NCCL does not allow it.
-  static std::unique_ptr<NcclRendezvous> create(Rendezvous& bootstrap, int device);
+  static std::unique_ptr<NcclRendezvous> create(Rendezvous& bootstrap, int device, double timeout_s = 120.0);
+  // Rank `rank` of `size` joins the communicator `id` names (created non-blocking, so that the
+  // wait for the other ranks has a deadline). A communicator this made is aborted on a timeout.
+  static std::unique_ptr<NcclRendezvous> join(const ncclUniqueId& id, int size, int rank, int device,
+                                              double timeout_s = 120.0);
   ~NcclRendezvous() override;
   NcclRendezvous(const NcclRendezvous&) = delete;
   NcclRendezvous& operator=(const NcclRendezvous&) = delete;
@@ -105,6 +113,7 @@ class NcclRendezvous final : public Rendezvous {
   int rank_ = 0;
   int size_ = 1;
   cudaStream_t stream_ = nullptr;
+  double timeout_s_ = 120.0;
   void* staging_ = nullptr;  // device buffer for the all-gathers
   size_t staging_bytes_ = 0;
 };

@@ -331,6 +331,19 @@ TEST(CommSocketRendezvous, TimeoutsAreValidated) {
   for (const char* v : {"TILECAST_RANK", "TILECAST_WORLD_SIZE", "TILECAST_RDZV", "TILECAST_RDZV_TIMEOUT_S"}) ::unsetenv(v);
 }
 
+// Checked before NCCL or the GPU is touched, so a bad timeout is named on any machine.
+TEST(CommNcclRendezvous, TimeoutsAreValidated) {
+  const ncclUniqueId id{};
+  for (double bad : {0.0, -1.0, std::nan(""), 1e300}) {
+    try {
+      tc::NcclRendezvous::join(id, 2, 0, 0, bad);
+      ADD_FAILURE() << bad << " s was taken";
+    } catch (const tilecast::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("timeout"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CommSocketRendezvous, RejectsBadArguments) {
   EXPECT_THROW(tc::SocketRendezvous("@x", 2, 2), tilecast::Error);
   EXPECT_THROW(tc::SocketRendezvous("@x", -1, 2), tilecast::Error);
