@@ -117,7 +117,20 @@ std::unique_ptr<NcclRendezvous> NcclRendezvous::join(const ncclUniqueId& id, int
 
 NcclRendezvous::~NcclRendezvous() {
   if (staging_ != nullptr) cudaFree(staging_);
-  if (owns_comm_ && comm_ != nullptr) ncclCommDestroy(comm_);
+  if (!owns_comm_ || comm_ == nullptr) return;
+  // Ours is non-blocking: finalize (flush, then quiesce with the peers), wait for it under the
+  // deadline, and only then destroy, which is local; a finalize that fails or times out aborts.
+  const ncclResult_t r = ncclCommFinalize(comm_);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    ncclCommAbort(comm_);
+    return;
+  }
+  try {
+    wait_on(comm_, true, timeout_s_, rank_, size_, "ncclCommFinalize", [] { return true; });
+  } catch (const std::exception&) {
+    return;  // wait_on aborted the communicator; a destructor has no one to tell
+  }
+  ncclCommDestroy(comm_);
 }
 
 void NcclRendezvous::allgather(const void* in, void* out, size_t bytes) {
