@@ -18,6 +18,10 @@ enum class CSource {
   kNaN,       // C filled with NaN and beta = 0: C must not be read
 };
 
+// Rows of D's buffer past m that a case keeps unless it says otherwise: one 8-row group of a wgmma
+// accumulator, the step an off-by-one in the epilogue's row arithmetic would move a store by.
+inline constexpr int64_t kDefaultGuardRows = 8;
+
 struct GemmCase {
   const char* what = "";
   int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -34,9 +38,11 @@ struct GemmCase {
   // NaN, so a kernel that reads past the stored rows fails).
   GemmLayout layout = GemmLayout::kNT;
   int64_t row_padding = 0;
-  // Rows of D's buffer past its m rows (in every batch), which must keep their poison: a kernel
-  // that writes D transposed (swap_ab) and stores a column index as a row would hit them.
-  int64_t guard_rows = 0;
+  // Rows of D's buffer past its m rows (in every batch), which must keep their poison: a store past
+  // row m (a partial tile's, or one into the next batch's rows, where without a gap it would land
+  // on rows that the next batch's own stores then overwrite), or a kernel that writes D transposed
+  // (swap_ab) and stores a column index as a row, hits them.
+  int64_t guard_rows = kDefaultGuardRows;
   std::string name() const;  // a gtest-safe name: what, sizes, dtype, epilogue, config
 };
 
