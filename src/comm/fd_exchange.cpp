@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tilecast/types.hpp"
@@ -66,13 +68,21 @@ bool same_pid_namespace(const Published& a, const Published& b) {
   return a.pid_ns_ino != 0 && a.pid_ns_dev == b.pid_ns_dev && a.pid_ns_ino == b.pid_ns_ino;
 }
 
-// The descriptors this rank took so far, and its consent to be traced, undone unless the exchange
-// succeeds: a collective that throws (a peer died) must not leave either behind.
+std::string read_ptrace_scope() {
+  std::ifstream in("/proc/sys/kernel/yama/ptrace_scope");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The descriptors this rank took so far, undone unless the exchange succeeds, and its consent to
+// be traced, always withdrawn: a collective that throws (a peer died) must not leave either behind.
 struct TakenSoFar {
   std::vector<int>& fds;
   bool kept = false;
+  bool consented = false;
   ~TakenSoFar() {
-    ::prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    if (consented) ::prctl(PR_SET_PTRACER, 0, 0, 0, 0);
     if (!kept) close_all(fds);
   }
 };
@@ -85,9 +95,9 @@ bool exchange_by_pidfd(Rendezvous& meta, int fd, std::vector<int>& out, std::str
   meta.allgather(&mine, all.data(), sizeof mine);
   out.assign(static_cast<size_t>(n), -1);
   TakenSoFar taken{out};
-  // Under Yama ptrace_scope 1 only an ancestor may take our descriptors unless we consent; the
-  // call fails harmlessly (EINVAL) where Yama is absent.
-  ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  // Under Yama ptrace_scope 1 only an ancestor may take our descriptors unless we consent.
+  if (ptrace_consent_needed(read_ptrace_scope()))
+    taken.consented = ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
   meta.barrier();  // every owner consents before anyone takes
   Outcome me{1, 0, -1};
   for (int r = 0; r < n && me.ok; ++r) {
@@ -148,6 +158,13 @@ FdTransport parse_fd_transport(const char* name) {
   if (s == "pidfd") return FdTransport::kPidfd;
   if (s == "socket") return FdTransport::kSocket;
   throw Error("unknown descriptor transport '" + s + "' (auto, pidfd or socket)");
+}
+
+bool ptrace_consent_needed(const std::string& ptrace_scope_text) {
+  const size_t first = ptrace_scope_text.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return false;
+  const size_t last = ptrace_scope_text.find_last_not_of(" \t\n");
+  return ptrace_scope_text.substr(first, last - first + 1) == "1";
 }
 
 FdExchange exchange_fds(Rendezvous& meta, int fd, FdTransport how) {

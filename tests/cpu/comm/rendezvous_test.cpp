@@ -202,6 +202,15 @@ TEST(CommFdExchange, EveryTransportDeliversEveryDescriptor) {
 
 // A peer dying in the middle (the collective after the descriptors were taken throws): the
 // descriptors taken so far are closed, not leaked.
+// PR_SET_PTRACER is set (and withdrawn, which drops any consent given before) only where Yama
+// asks for it.
+TEST(CommFdExchange, PtraceConsentOnlyAtYamaScopeOne) {
+  EXPECT_TRUE(tc::ptrace_consent_needed("1\n"));
+  EXPECT_TRUE(tc::ptrace_consent_needed(" 1 "));
+  for (const char* other : {"0\n", "2\n", "3", "", "\n", "10", "1 2"})
+    EXPECT_FALSE(tc::ptrace_consent_needed(other)) << "'" << other << "'";
+}
+
 TEST(CommFdExchange, APeerDyingMidwayLeavesNoDescriptorBehind) {
   const int fd = named_memfd(0);
   const size_t before = open_fds();
