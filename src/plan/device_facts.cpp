@@ -176,7 +176,8 @@ DeviceFacts DeviceFacts::h100_pcie_model() {
 // H100 SXM (datasheet): the H200's die and SM count (132 SMs, 66 TPCs) with 50 MiB of L2 and
 // 80 GB of HBM3 at 2619 MHz on 5120 bits (3.35 TB/s by the formula and on the datasheet); the
 // 1980 MHz peak SM clock our H100 runs reported. Clusters: the H200's counts from the occupancy
-// API (the same GPC layout), not an even spread.
+// API, assumed the same for the same die and SM count (not read on an H100; on the device the
+// API's own counts replace them).
 DeviceFacts DeviceFacts::h100_sxm_model() {
   DeviceAttributes a = h200_attributes();
   a.name = "NVIDIA H100 SXM (model)";
