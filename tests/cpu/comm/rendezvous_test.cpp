@@ -200,8 +200,6 @@ TEST(CommFdExchange, EveryTransportDeliversEveryDescriptor) {
   }
 }
 
-// A peer dying in the middle (the collective after the descriptors were taken throws): the
-// descriptors taken so far are closed, not leaked.
 // PR_SET_PTRACER is set (and withdrawn, which drops any consent given before) only where Yama
 // asks for it.
 TEST(CommFdExchange, PtraceConsentOnlyAtYamaScopeOne) {
@@ -211,6 +209,8 @@ TEST(CommFdExchange, PtraceConsentOnlyAtYamaScopeOne) {
     EXPECT_FALSE(tc::ptrace_consent_needed(other)) << "'" << other << "'";
 }
 
+// A peer dying in the middle (the collective after the descriptors were taken throws): the
+// descriptors taken so far are closed, not leaked.
 TEST(CommFdExchange, APeerDyingMidwayLeavesNoDescriptorBehind) {
   const int fd = named_memfd(0);
   const size_t before = open_fds();
