@@ -27,11 +27,6 @@ using Clock = std::chrono::steady_clock;
 // How often a wait asks NCCL and the stream: metadata moves at setup, where 100 us is nothing.
 constexpr auto kPollInterval = std::chrono::microseconds(100);
 
-void check_timeout(double timeout_s) {
-  if (!(timeout_s > 0) || timeout_s > kMaxRendezvousTimeoutS)
-    throw Error("NcclRendezvous: the timeout of " + std::to_string(timeout_s) + " s is not above 0 and at most a week");
-}
-
 // Polls `comm` until it is out of ncclInProgress and `done` says the operation `what` finished.
 // On an NCCL error or past `timeout_s`, aborts the communicator if `owned` (which also ends its
 // kernels still waiting on the device) and throws.
@@ -63,13 +58,13 @@ void wait_on(ncclComm_t comm, bool owned, double timeout_s, int rank, int size, 
 NcclRendezvous::NcclRendezvous(ncclComm_t comm, int device, cudaStream_t stream, double timeout_s)
     : comm_(comm), device_(device), stream_(stream), timeout_s_(timeout_s) {
   if (comm == nullptr) throw Error("NcclRendezvous: null communicator");
-  check_timeout(timeout_s);
+  check_timeout_s(timeout_s, "NcclRendezvous");
   check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
   check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
 }
 
 std::unique_ptr<NcclRendezvous> NcclRendezvous::create(Rendezvous& bootstrap, int device, double timeout_s) {
-  check_timeout(timeout_s);
+  check_timeout_s(timeout_s, "NcclRendezvous");
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
@@ -92,7 +87,7 @@ std::unique_ptr<NcclRendezvous> NcclRendezvous::create(Rendezvous& bootstrap, in
 
 std::unique_ptr<NcclRendezvous> NcclRendezvous::join(const ncclUniqueId& id, int size, int rank, int device,
                                                      double timeout_s) {
-  check_timeout(timeout_s);
+  check_timeout_s(timeout_s, "NcclRendezvous");
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // returns at once; wait_on below is the wait, with a deadline

@@ -207,14 +207,17 @@ double parse_timeout_s(const char* text, const std::string& what) {
   return s;
 }
 
+void check_timeout_s(double timeout_s, const std::string& who) {
+  if (!(timeout_s > 0) || timeout_s > kMaxRendezvousTimeoutS)
+    throw Error(who + ": the timeout of " + std::to_string(timeout_s) + " s is not above 0 and at most a week");
+}
+
 SocketRendezvous::SocketRendezvous(std::string address, int rank, int size, double timeout_s)
     : rank_(rank), size_(size), timeout_s_(timeout_s) {
   if (size < 1 || rank < 0 || rank >= size) {
     throw Error("rendezvous: rank " + std::to_string(rank) + " of " + std::to_string(size) + " is out of range");
   }
-  // (!(x > 0) is true for NaN too: an infinite deadline's clock arithmetic would overflow.)
-  if (!(timeout_s > 0) || timeout_s > kMaxRendezvousTimeoutS)
-    throw Error("rendezvous: the timeout of " + std::to_string(timeout_s) + " s is not above 0 and at most a week");
+  check_timeout_s(timeout_s, "rendezvous");
   if (size == 1) return;
   try {
     connect_ranks(address);

@@ -43,6 +43,9 @@ inline constexpr double kMaxRendezvousTimeoutS = 7 * 24 * 3600.0;
 // `text` as a rendezvous timeout in seconds: all of it a finite number in (0,
 // kMaxRendezvousTimeoutS]; else tilecast::Error naming `what` (the variable or option).
 double parse_timeout_s(const char* text, const std::string& what);
+// Throws tilecast::Error, naming `who`, unless timeout_s is in (0, kMaxRendezvousTimeoutS] (NaN
+// is not: an infinite deadline's clock arithmetic would overflow).
+void check_timeout_s(double timeout_s, const std::string& who);
 
 class SocketRendezvous final : public Rendezvous {
  public:
